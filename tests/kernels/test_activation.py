@@ -1,0 +1,231 @@
+"""FFN activation kernels (`06_activation.wgsl`, seed 001) against float64 references.
+
+Runs gelu_inplace and swiglu_combine through the `session` fixture (lavapipe in CI) and compares
+with `workbench.specs.refs.activation`, computed here from the uploaded inputs. The references are
+first pinned to PyTorch's own values (float64, recorded below) and to the exact GeLU; then the
+seed's checklist is tested on the kernels: gelu(0) = 0, silu(0) = 0, no overflow or NaN for huge
+inputs, n = 0, n not a multiple of 256.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from workbench.specs.activation import SPECS
+from workbench.specs.refs import activation as ref
+
+SPEC = {s.name: s for s in SPECS}
+GELU = "gelu_inplace"
+SWIGLU = "swiglu_combine"
+
+# (seq, d_ff): n = 1, 255, 257 (one past a workgroup), 1000; none but the first fill their last
+# workgroup, so the bounds check matters.
+SMALL = [(1, 1), (1, 255), (1, 257), (4, 250)]
+SMALL_IDS = [f"n{s * d}" for s, d in SMALL]
+
+# PyTorch 2.11 in float64: F.gelu(x, approximate="tanh"), F.silu(x) and their autograd
+# derivatives (recorded once on the GPU machine, where torch is installed).
+TORCH_X = [-6.0, -3.0, -1.5, -1.2784645, -0.7524614, -0.5, 0.0, 0.25, 1.0, 2.0, 3.5, 8.0]
+TORCH_GELU = [
+    -8.43964897967453e-11, -0.0036373920817729943, -0.10042842301976707, -0.12876831957488175,
+    -0.1700407505712539, -0.15428599017485606, 0.0, 0.149675350701685, 0.8411919906082768,
+    1.954597694087775, 3.499383802344626, 8.0,
+]  # fmt: skip
+TORCH_GELU_GRAD = [
+    -7.709976012836329e-10, -0.011584166630969648, -0.12771079315143308, -0.12458269757598525,
+    9.499367598087005e-09, 0.13263009646535764, 0.5, 0.6953540951510604, 1.0829640838457826,
+    1.0860992566236183, 1.0024226437601167, 1.0,
+]  # fmt: skip
+TORCH_SILU = [
+    -0.014835738939808647, -0.14227761953270035, -0.2736382857095345, -0.27846454276107363,
+    -0.24100225811007447, -0.1887703343990727, 0.0, 0.14054412522144952, 0.7310585786300049,
+    1.7615941559557646, 3.3974071923702525, 7.997317198956269,
+]  # fmt: skip
+TORCH_SILU_GRAD = [
+    -0.012326432591525513, -0.08810410601516962, -0.041294154299142946, 9.313862710573407e-09,
+    0.15647241171914128, 0.2600388126973482, 0.5, 0.6237100215701977, 0.9276705118714869,
+    1.0907842487848955, 1.0702733528277182, 1.0023465512355845,
+]  # fmt: skip
+
+
+def _dims(seq: int, d_ff: int) -> dict[str, int]:
+    return {"seq": seq, "d_ff": d_ff}
+
+
+def _row(values) -> np.ndarray:
+    """A [1, len] f32 array: one row of the [seq, d_ff] layout."""
+    return np.asarray(values, dtype=np.float32).reshape(1, -1)
+
+
+def _assert_close(run, kernel: str, expected: dict[str, np.ndarray]) -> None:
+    for out in SPEC[kernel].outputs:
+        tol = SPEC[kernel].tolerances[out]
+        got = run.outputs[out]
+        assert got.shape == expected[out].shape, out
+        np.testing.assert_allclose(
+            got, expected[out], rtol=tol.rtol, atol=tol.atol, err_msg=f"{kernel}: {out}"
+        )
+        assert run.compare[out].ok, f"{kernel}: {out} max_abs {run.compare[out].max_abs}"
+
+
+def _gelu(session, x: np.ndarray) -> np.ndarray:
+    x = _row(x)
+    return session.run(GELU, dims=_dims(1, x.size), inputs={"x": x}, seed=0).outputs["x"][0]
+
+
+def _silu(session, gate: np.ndarray) -> np.ndarray:
+    gate = _row(gate)
+    run = session.run(
+        SWIGLU, dims=_dims(1, gate.size), inputs={"gate": gate, "up": np.ones_like(gate)}, seed=0
+    )
+    return run.outputs["hidden"][0]
+
+
+# ---- the references against PyTorch and the definitions (no GPU) ------------------------------
+
+
+def test_reference_matches_pytorch() -> None:
+    x = np.array(TORCH_X)
+    for got, want in [
+        (ref.gelu(x), TORCH_GELU),
+        (ref.gelu_grad(x), TORCH_GELU_GRAD),
+        (ref.silu(x), TORCH_SILU),
+        (ref.silu_grad(x), TORCH_SILU_GRAD),
+    ]:
+        np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-15)
+
+
+def test_reference_gelu_is_close_to_exact_gelu() -> None:
+    """The tanh form approximates x * Phi(x) to within about 5e-4 (Hendrycks & Gimpel)."""
+    x = np.linspace(-8, 8, 2001)
+    exact = np.array([0.5 * v * (1.0 + math.erf(v / math.sqrt(2.0))) for v in x])
+    assert np.max(np.abs(ref.gelu(x) - exact)) < 5e-4
+
+
+def test_reference_silu_is_x_sigmoid_and_stable() -> None:
+    x = np.linspace(-30, 30, 601)
+    np.testing.assert_allclose(ref.silu(x), x / (1.0 + np.exp(-x)), rtol=1e-14, atol=1e-300)
+    with np.errstate(all="raise"):
+        big = np.array([-1e4, -1e3, 1e3, 1e4, 3e38, -3e38])
+        s = ref.sigmoid(big)
+    np.testing.assert_array_equal(s, [0.0, 0.0, 1.0, 1.0, 1.0, 0.0])
+
+
+def test_reference_limits_and_nan() -> None:
+    special = np.array([np.nan, np.inf, -np.inf, 1e4, -1e4, 100.0, -100.0])
+    np.testing.assert_array_equal(
+        ref.gelu(special), [np.nan, np.inf, 0.0, 1e4, 0.0, 100.0, 0.0]
+    )
+    np.testing.assert_array_equal(
+        ref.silu(special), [np.nan, np.inf, 0.0, 1e4, 0.0, 100.0, -100.0 * np.exp(-100.0)]
+    )
+    # A product past the f32 range is what an f32 result would be: Inf.
+    got = ref.swiglu_combine_ref(np.array([1e20, -1e20]), np.array([1e20, 1e20]))
+    np.testing.assert_array_equal(got, [np.inf, -np.inf])
+
+
+# ---- the kernels ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("seq", "d_ff"), SMALL, ids=SMALL_IDS)
+def test_gelu_matches_reference(session, seq: int, d_ff: int) -> None:
+    run = session.run(GELU, dims=_dims(seq, d_ff), seed=seq * d_ff)
+    x = run.inputs["x"]
+    assert x.shape == (seq, d_ff)
+    _assert_close(run, GELU, {"x": ref.gelu_inplace_ref(x)})
+
+
+@pytest.mark.parametrize(("seq", "d_ff"), SMALL, ids=SMALL_IDS)
+def test_swiglu_matches_reference(session, seq: int, d_ff: int) -> None:
+    run = session.run(SWIGLU, dims=_dims(seq, d_ff), seed=seq * d_ff)
+    expected = ref.swiglu_combine_ref(run.inputs["gate"], run.inputs["up"])
+    _assert_close(run, SWIGLU, {"hidden": expected})
+
+
+def test_realistic_shape(session) -> None:
+    """The seed defaults: seq 512, d_ff 3072 (1.57M elements, 6144 workgroups)."""
+    run = session.run(GELU, seed=3)
+    assert run.outputs["x"].shape == (512, 3072)
+    _assert_close(run, GELU, {"x": ref.gelu_inplace_ref(run.inputs["x"])})
+    run = session.run(SWIGLU, seed=3)
+    expected = ref.swiglu_combine_ref(run.inputs["gate"], run.inputs["up"])
+    _assert_close(run, SWIGLU, {"hidden": expected})
+
+
+def test_every_element_is_written_when_n_is_not_a_multiple_of_256(session) -> None:
+    """n = 257: the second workgroup has one live thread. Inputs chosen so that no output is 0,
+    so a skipped element would still hold the zero fill (hidden) or its input (x)."""
+    x = _row(np.linspace(0.5, 3.0, 257))
+    got = session.run(GELU, dims=_dims(1, 257), inputs={"x": x}, seed=0).outputs["x"]
+    assert np.all(got < x)  # gelu(x) < x for x > 0
+    _assert_close_values(got, ref.gelu_inplace_ref(x), GELU, "x")
+
+    gate, up = x, _row(np.linspace(-2.0, -1.0, 257))
+    run = session.run(SWIGLU, dims=_dims(1, 257), inputs={"gate": gate, "up": up}, seed=0)
+    assert np.all(run.outputs["hidden"] < 0)
+    _assert_close_values(run.outputs["hidden"], ref.swiglu_combine_ref(gate, up), SWIGLU, "hidden")
+
+
+def _assert_close_values(got: np.ndarray, want: np.ndarray, kernel: str, out: str) -> None:
+    tol = SPEC[kernel].tolerances[out]
+    np.testing.assert_allclose(got, want, rtol=tol.rtol, atol=tol.atol, err_msg=kernel)
+
+
+@pytest.mark.parametrize(("seq", "d_ff"), [(0, 3072), (512, 0)], ids=["seq0", "d_ff0"])
+@pytest.mark.parametrize("kernel", [GELU, SWIGLU])
+def test_empty_dispatch(session, kernel: str, seq: int, d_ff: int) -> None:
+    run = session.run(kernel, dims=_dims(seq, d_ff), seed=0)
+    (out,) = SPEC[kernel].outputs
+    assert run.outputs[out].shape == (seq, d_ff)
+
+
+def test_zero_maps_to_zero(session) -> None:
+    """Seed checklist: gelu(0) = 0 and silu(0) = 0, exactly."""
+    assert _gelu(session, [0.0, -0.0]).tolist() == [0.0, 0.0]
+    assert _silu(session, [0.0, -0.0]).tolist() == [0.0, 0.0]
+
+
+def test_huge_inputs_stay_finite(session) -> None:
+    """Seed checklist: no overflow for very large inputs. GeLU and SiLU tend to x above and to 0
+    below; the GeLU clamp at +-100 must not cap the output at 100."""
+    x = [1e4, -1e4, 100.0, -100.0, 1e30, -1e30, 3e38, -3e38]
+    want = [1e4, 0.0, 100.0, 0.0, 1e30, 0.0, 3e38, 0.0]
+    g = _gelu(session, x)
+    s = _silu(session, x)
+    assert np.isfinite(g).all() and np.isfinite(s).all()
+    np.testing.assert_array_equal(g, np.float32(want))
+    np.testing.assert_array_equal(s, np.float32(want))
+    # silu(100) = 100 / (1 + e^-100): 100 in f32.
+    assert s[2] == pytest.approx(100.0, rel=1e-7)
+
+
+def test_special_values_follow_the_spec(session) -> None:
+    """NaN stays NaN; the limits at +-Inf; Inf * 0 in swiglu gives NaN, as IEEE says."""
+    x = [np.nan, np.inf, -np.inf, 0.5]
+    g = _gelu(session, x)
+    np.testing.assert_array_equal(g[:3], [np.nan, np.inf, 0.0])
+    s = _silu(session, x)
+    np.testing.assert_array_equal(s[:3], [np.nan, np.inf, 0.0])
+
+    gate = _row([np.inf, 2.0, 0.0, -np.inf, np.nan, 1.0])
+    up = _row([0.0, np.inf, np.inf, 5.0, 1.0, np.nan])
+    run = session.run(SWIGLU, dims=_dims(1, 6), inputs={"gate": gate, "up": up}, seed=0)
+    expected = ref.swiglu_combine_ref(gate, up)
+    np.testing.assert_array_equal(np.isnan(run.outputs["hidden"]), np.isnan(expected))
+    _assert_close(run, SWIGLU, {"hidden": expected})
+
+
+def test_gelu_swiglu_agree_with_reference_over_a_wide_range(session) -> None:
+    """|x| from 1e-6 to 300, both signs: the clamp, the saturation and the tiny values."""
+    rng = np.random.default_rng(7)
+    n = 4096
+    x = (np.sign(rng.standard_normal(n)) * 10 ** rng.uniform(-6, 2.5, n)).astype(np.float32)
+    x = x.reshape(4, 1024)
+    run = session.run(GELU, dims=_dims(4, 1024), inputs={"x": x}, seed=0)
+    _assert_close(run, GELU, {"x": ref.gelu_inplace_ref(x)})
+    run = session.run(SWIGLU, dims=_dims(4, 1024), inputs={"gate": x}, seed=1)
+    expected = ref.swiglu_combine_ref(x, run.inputs["up"])
+    _assert_close(run, SWIGLU, {"hidden": expected})

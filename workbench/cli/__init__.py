@@ -1,0 +1,47 @@
+"""The `workbench` command line. Each subcommand lives in its own module with a `register` function;
+`main` builds the parser, runs the command and turns every `WorkbenchError` into one clear line on
+stderr and its exit code (0 ok, 1 a check failed, 2 user error, 3 GPU/adapter failure)."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+from workbench.errors import WorkbenchError
+
+# Subcommand modules, in the order `workbench --help` lists them.
+COMMANDS = ("workbench.cli.ui", "workbench.cli.info", "workbench.cli.run")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="workbench",
+        description="Run, check, time and replay WGSL compute kernels on a real GPU.",
+    )
+    parser.set_defaults(handler=None)
+    sub = parser.add_subparsers(title="commands", metavar="COMMAND")
+    for name in COMMANDS:
+        importlib.import_module(name).register(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    parser = build_parser()
+    commands = {a for a in parser._subparsers._group_actions[0].choices}
+    # `workbench` and `workbench PATH` open the terminal UI.
+    if not argv or (argv[0] not in commands and not argv[0].startswith("-")):
+        argv = ["ui", *argv]
+    args = parser.parse_args(argv)
+    if args.handler is None:
+        parser.print_help()
+        return 2
+    try:
+        return int(args.handler(args) or 0)
+    except WorkbenchError as exc:
+        print(f"workbench: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        print("workbench: interrupted", file=sys.stderr)
+        return 130

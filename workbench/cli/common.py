@@ -1,0 +1,118 @@
+"""Options several commands share (corpus, adapter, dims, inputs, uniforms) and their parsing."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from typing import Any
+
+from workbench.errors import UserError
+from workbench.recipes import RECIPES
+from workbench.session import Case, Session
+
+
+def add_corpus_adapter(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--corpus", metavar="PATH", help="folder of WGSL (default: the shipped kernels)")
+    p.add_argument(
+        "--adapter",
+        metavar="SEL",
+        help="adapter index, backend (vulkan, gl, metal, dx12), gpu/cpu, or a name substring",
+    )
+
+
+def add_case_options(p: argparse.ArgumentParser) -> None:
+    """The options that describe a case: the same for run, check and record."""
+    p.add_argument("kernel", metavar="KERNEL", help="kernel name (FILE:NAME when ambiguous)")
+    add_corpus_adapter(p)
+    p.add_argument("--dim", action="append", default=[], metavar="NAME=V", help="set a dimension")
+    p.add_argument(
+        "--size",
+        action="append",
+        default=[],
+        metavar="BINDING=N",
+        help="elements of a binding (ad hoc)",
+    )
+    p.add_argument(
+        "--set", action="append", default=[], metavar="UNIFORM.FIELD=V", help="set a uniform value"
+    )
+    p.add_argument(
+        "--input",
+        action="append",
+        default=[],
+        metavar="BINDING=RECIPE",
+        help="fill a binding: " + ", ".join(RECIPES),
+    )
+    p.add_argument("--seed", type=int, default=0, help="seed for generated inputs (default 0)")
+    p.add_argument("--adhoc", action="store_true", help="ignore the spec and run the kernel ad hoc")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+
+
+def parse_pairs(items: list[str], what: str, number: type = int) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        key = key.strip()
+        if not sep or not key or not value.strip():
+            raise UserError(f"{what} expects NAME=VALUE, got {item!r}")
+        if number is str:
+            out[key] = value.strip()
+            continue
+        try:
+            v = float(value)
+            if number is int:
+                if not math.isfinite(v) or v != int(v):
+                    raise ValueError
+                v = int(v)
+        except ValueError:
+            kind = "an integer" if number is int else "a number"
+            raise UserError(f"{what} {key}: {value!r} is not {kind}") from None
+        out[key] = v
+    return out
+
+
+def open_session(args: argparse.Namespace) -> Session:
+    session = Session.open(adapter=args.adapter, corpus=args.corpus)
+    announce_adapter(session, explicit=bool(args.adapter), quiet=getattr(args, "json", False))
+    return session
+
+
+def announce_adapter(session: Session, explicit: bool, quiet: bool) -> None:
+    """The one line that says no GPU was found and the CPU adapter is in use."""
+    if session.adapter.is_cpu and not explicit:
+        print(
+            f"workbench: no GPU found; running on the CPU adapter {session.adapter.label}",
+            file=sys.stderr,
+        )
+
+
+def build_case(session: Session, args: argparse.Namespace) -> Case:
+    return session.case(
+        args.kernel,
+        dims=parse_pairs(args.dim, "--dim"),
+        sizes=parse_pairs(args.size, "--size"),
+        sets=parse_pairs(args.set, "--set", float),
+        inputs=parse_pairs(args.input, "--input", str),
+        seed=args.seed,
+        adhoc=args.adhoc,
+    )
+
+
+def print_json(obj: Any) -> None:
+    """Strict JSON: NaN and infinities become the strings "nan", "inf", "-inf"."""
+    print(json.dumps(clean_json(obj), indent=2, allow_nan=False))
+
+
+def clean_json(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {str(k): clean_json(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [clean_json(v) for v in value]
+    if hasattr(value, "item") and not isinstance(value, (str, bytes)):
+        value = value.item()
+    if isinstance(value, float) and not math.isfinite(value):
+        return "nan" if math.isnan(value) else ("inf" if value > 0 else "-inf")
+    if value is None or isinstance(value, (str, int, float, bool)):
+        return value
+    return str(value)

@@ -1,0 +1,95 @@
+"""`workbench run KERNEL`: dispatch once, show outputs, the comparison with the reference, timings."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+import numpy as np
+
+from workbench.cli.common import add_case_options, build_case, open_session, print_json
+from workbench.errors import UserError
+from workbench.session import Run
+from workbench.units import fmt_bytes, fmt_ms, fmt_num, fmt_rate
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("run", help="run one kernel and compare it with its reference")
+    add_case_options(p)
+    p.add_argument("--reps", type=int, default=20, help="timed repetitions (default 20; 0: none)")
+    p.add_argument("--warmup", type=int, default=2, help="untimed dispatches before timing")
+    p.add_argument("--rtol", type=float, help="override every output's rtol")
+    p.add_argument("--atol", type=float, help="override every output's atol")
+    p.add_argument("--save-outputs", metavar="DIR", help="write one .npy per output binding")
+    p.set_defaults(handler=cmd_run)
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    if args.reps < 0 or args.warmup < 0:
+        raise UserError("--reps and --warmup must be >= 0")
+    session = open_session(args)
+    case = build_case(session, args)
+    run = session.run(case, reps=args.reps, warmup=args.warmup, rtol=args.rtol, atol=args.atol)
+    if args.save_outputs:
+        save_outputs(run, Path(args.save_outputs))
+    if args.json:
+        print_json(run.to_json(str(session.corpus.root)))
+    else:
+        print_run(run)
+    return 1 if run.ok is False else 0
+
+
+def save_outputs(run: Run, folder: Path) -> None:
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        for name, arr in run.outputs.items():
+            np.save(folder / f"{name}.npy", arr, allow_pickle=False)
+    except OSError as exc:
+        raise UserError(f"--save-outputs {folder}: {exc.strerror or exc}") from None
+
+
+def print_run(run: Run) -> None:
+    case = run.case
+    k = case.kernel
+    ep = k.entry_point
+    kind = "spec" if case.spec else "ad hoc"
+    print(f"{case.name}  ({k.file}, {kind})  on {run.adapter.label}")
+    dims = "  ".join(f"{n} {v:,}" for n, v in case.dims.items())
+    grid = "x".join(map(str, run.grid))
+    wg = "x".join(map(str, ep.workgroup_size)) if ep else "?"
+    print(f"  {dims}   grid {grid}  wg {wg}  ({case.workgroups:,} workgroups)")
+    for p in case.bindings:
+        shape = "x".join(map(str, p.shape)) if p.shape else "uniform"
+        print(
+            f"  [{p.binding.binding}] {p.name:<14} {p.role:<7} {shape:<16} {p.dtype or '':<8} "
+            f"{fmt_bytes(p.nbytes):>10}  {p.source}"
+        )
+    for name in run.outputs:
+        s = run.stats(name)
+        if "min" in s:
+            print(
+                f"  {name}: min {fmt_num(s['min'])}  max {fmt_num(s['max'])}  mean {fmt_num(s['mean'])}"
+                f"  nan {s['nan']}  inf {s['inf']}"
+            )
+    for c in run.compare.values():
+        print("  " + c.summary())
+        for m in c.worst[:5]:
+            print(
+                f"      {m.named}: got {fmt_num(m.got)}  ref {fmt_num(m.ref)}  |Δ| {fmt_num(m.abs_err)}"
+            )
+        if c.n_bad > len(c.worst[:5]):
+            print(f"      … {c.n_bad - len(c.worst[:5]):,} more")
+    if run.timing and run.timing.reps:
+        t = run.timing
+        line = (
+            f"  time {fmt_ms(t.median_ms)} median  (p10 {fmt_ms(t.p10_ms)}, p90 {fmt_ms(t.p90_ms)}, "
+            f"{t.reps} reps, {t.method})"
+        )
+        tp = run.throughput()
+        if tp:
+            line += f"  {fmt_rate(tp['gb_per_s'], 'B')}  {fmt_rate(tp['gflop_per_s'], 'FLOP')}"
+        print(line)
+    for note in case.notes:
+        print(f"  note: {note}")
+    if run.ok is not None:
+        print("  verdict: " + ("PASS" if run.ok else "FAIL"))

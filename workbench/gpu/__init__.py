@@ -1,0 +1,2 @@
+"""The wgpu layer: adapters, the device, uniform packing, dispatch, timing, read-back.
+Knows wgpu, not what kernels mean."""

@@ -1,0 +1,145 @@
+"""Adapters: enumerate, describe, and choose one by index, name substring or backend.
+
+The default choice prefers a real GPU over a CPU one and Vulkan/Metal/DX12 over OpenGL. The
+subgroup size is measured with `@builtin(subgroup_size)`, since `adapter.info` misreports it in
+wgpu 0.32 (NOTES-wgpu.md).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from functools import cache
+from typing import Any
+
+from workbench.errors import GpuError, UserError
+
+# Features a kernel may need, plus timestamps for timing. The device asks for those the adapter has.
+USEFUL_FEATURES = ("shader-f16", "subgroup", "timestamp-query")
+_TYPE_RANK = {"DiscreteGPU": 0, "IntegratedGPU": 1, "VirtualGPU": 2, "CPU": 3, "Unknown": 4}
+_BACKEND_RANK = {"Vulkan": 0, "Metal": 0, "D3D12": 0, "OpenGL": 2, "GL": 2}
+
+
+@dataclass(frozen=True)
+class AdapterInfo:
+    """What the tool shows and reasons about for one adapter."""
+
+    index: int
+    name: str
+    backend: str
+    type: str
+    vendor: str
+    driver: str
+    features: frozenset[str]
+    limits: dict[str, int] = field(hash=False, compare=False)
+
+    @property
+    def label(self) -> str:
+        return f"{self.name} ({self.backend})"
+
+    @property
+    def is_cpu(self) -> bool:
+        return self.type == "CPU"
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "index": self.index,
+            "name": self.name,
+            "backend": self.backend,
+            "type": self.type,
+            "vendor": self.vendor,
+            "driver": self.driver,
+            "features": sorted(self.features),
+            "limits": dict(sorted(self.limits.items())),
+        }
+
+
+def quiet_mesa() -> None:
+    """Mesa complains on stderr when XDG_RUNTIME_DIR is unset; give it a private folder."""
+    if os.environ.get("XDG_RUNTIME_DIR") and os.path.isdir(os.environ["XDG_RUNTIME_DIR"]):
+        return
+    path = f"/tmp/workbench-xdg-{os.getuid()}"
+    os.makedirs(path, mode=0o700, exist_ok=True)
+    os.environ["XDG_RUNTIME_DIR"] = path
+
+
+@cache
+def _raw_adapters() -> tuple[Any, ...]:
+    quiet_mesa()
+    import wgpu
+
+    try:
+        return tuple(wgpu.gpu.enumerate_adapters_sync())
+    except Exception as exc:  # the native library failing to load or enumerate
+        raise GpuError(f"could not enumerate GPU adapters: {exc}") from exc
+
+
+def raw_adapter(index: int) -> Any:
+    return _raw_adapters()[index]
+
+
+@cache
+def list_adapters() -> tuple[AdapterInfo, ...]:
+    """Every adapter wgpu can see, in enumeration order."""
+    out = []
+    for i, a in enumerate(_raw_adapters()):
+        info = a.info
+        out.append(
+            AdapterInfo(
+                index=i,
+                name=str(info.get("device", "") or "unknown"),
+                backend=str(info.get("backend_type", "") or "unknown"),
+                type=str(info.get("adapter_type", "") or "Unknown"),
+                vendor=str(info.get("vendor", "") or ""),
+                driver=str(info.get("description", "") or ""),
+                features=frozenset(str(f) for f in a.features),
+                limits={str(k): int(v) for k, v in a.limits.items()},
+            )
+        )
+    return tuple(out)
+
+
+def _rank(a: AdapterInfo) -> tuple[int, int, int]:
+    return (_TYPE_RANK.get(a.type, 4), _BACKEND_RANK.get(a.backend, 1), a.index)
+
+
+def choose_adapter(selector: str | int | None = None) -> AdapterInfo:
+    """The adapter `selector` names (index, backend, or name substring), else the best one.
+
+    A backend or name matching several adapters picks the best of them.
+    """
+    adapters = list_adapters()
+    if not adapters:
+        raise GpuError(
+            "no GPU adapter found: install Mesa's Vulkan drivers (apt-get install "
+            "mesa-vulkan-drivers) for the CPU adapter, or a GPU driver"
+        )
+    if selector is None or selector == "":
+        env = os.environ.get("WORKBENCH_ADAPTER")
+        if env:
+            return choose_adapter(env)
+        return min(adapters, key=_rank)
+    text = str(selector).strip()
+    if text.isdigit():
+        idx = int(text)
+        if idx >= len(adapters):
+            raise UserError(
+                f"adapter index {idx} does not exist; there are {len(adapters)} "
+                "(`workbench adapters` lists them)"
+            )
+        return adapters[idx]
+    low = text.lower()
+    aliases = {"gl": "opengl", "dx12": "d3d12", "cpu": "cpu", "gpu": "gpu"}
+    low = aliases.get(low, low)
+    if low == "gpu":
+        matches = [a for a in adapters if not a.is_cpu]
+    elif low == "cpu":
+        matches = [a for a in adapters if a.is_cpu]
+    else:
+        matches = [a for a in adapters if a.backend.lower() == low] or [
+            a for a in adapters if low in a.name.lower() or low in a.label.lower()
+        ]
+    if not matches:
+        names = "; ".join(f"{a.index}: {a.label}" for a in adapters)
+        raise UserError(f"no adapter matches {text!r}; available: {names}")
+    return min(matches, key=_rank)

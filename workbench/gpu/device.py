@@ -1,0 +1,486 @@
+"""One adapter's device: compile, check limits, allocate, dispatch, time and read back.
+
+The device is requested with the adapter's own limits (not wgpu's defaults) and the features a
+kernel may need that the adapter has. Limits are checked before anything is allocated, so an
+oversized dimension is refused with the limit and the binding named. Timing uses timestamp queries
+when the adapter has them (period read from the queue) and wall-clock time otherwise, labelled as such.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from workbench.errors import (
+    CompileError,
+    DeviceLostError,
+    GpuError,
+    LimitError,
+    MissingFeatureError,
+)
+from workbench.gpu.adapters import USEFUL_FEATURES, AdapterInfo, quiet_mesa, raw_adapter
+from workbench.wgsl.diagnostics import map_compile_error
+from workbench.wgsl.reflect import Binding
+from workbench.wgsl.sourcemap import SourceMap
+
+_SUBGROUP_PROBE = """
+@group(0) @binding(0) var<storage, read_write> out: array<u32>;
+@compute @workgroup_size(64)
+fn main(@builtin(subgroup_size) sg: u32, @builtin(local_invocation_index) i: u32) {
+    if (i == 0u) { out[0] = sg; }
+}
+"""
+# Timed repetitions go to the GPU in chunks so a run can be cancelled and report progress.
+_REPS_PER_SUBMIT = 32
+
+
+@dataclass(frozen=True)
+class BufferPlan:
+    """What to bind at one binding: its size, what to upload (None: zero-filled), read back?"""
+
+    binding: Binding
+    nbytes: int
+    data: bytes | None = None
+    read: bool = False
+
+
+@dataclass(frozen=True)
+class Timing:
+    """Per-dispatch times of the timed repetitions, in milliseconds."""
+
+    method: str  # "timestamp" (GPU timestamp queries) or "wall" (host clock around each submit)
+    samples_ms: tuple[float, ...]
+    warmup: int
+
+    @property
+    def reps(self) -> int:
+        return len(self.samples_ms)
+
+    def _pct(self, q: float) -> float:
+        return float(np.percentile(self.samples_ms, q)) if self.samples_ms else math.nan
+
+    @property
+    def median_ms(self) -> float:
+        return self._pct(50)
+
+    @property
+    def p10_ms(self) -> float:
+        return self._pct(10)
+
+    @property
+    def p90_ms(self) -> float:
+        return self._pct(90)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "median_ms": self.median_ms,
+            "p10_ms": self.p10_ms,
+            "p90_ms": self.p90_ms,
+            "reps": self.reps,
+            "warmup": self.warmup,
+            "method": self.method,
+        }
+
+
+@dataclass
+class Program:
+    """A compiled kernel: pipeline, bind group layouts and the bindings it uses."""
+
+    pipeline: Any
+    layouts: list[Any]
+    bindings: tuple[Binding, ...]
+    entry: str
+
+
+@dataclass
+class DispatchResult:
+    outputs: dict[str, bytes]
+    timing: Timing | None
+    grid: tuple[int, int, int]
+
+
+def fold_grid(grid: Sequence[int], max_per_dim: int) -> tuple[int, int, int]:
+    """A 1-D grid over the per-dimension limit folded into 2-D as `flat_id(gid, nwg)` expects."""
+    x, y, z = (int(v) for v in grid)
+    if x > max_per_dim and y == 1 and z == 1:
+        return (max_per_dim, math.ceil(x / max_per_dim), 1)
+    return (x, y, z)
+
+
+@dataclass
+class GpuContext:
+    """A device on one adapter, with a pipeline cache and a reused staging buffer."""
+
+    adapter: AdapterInfo
+    _device: Any = None
+    _programs: dict[tuple, Program] = field(default_factory=dict)
+    _staging: Any = None
+    _subgroup_size: int | None = None
+    _period: float | None = None
+
+    # -- device ------------------------------------------------------------------------------
+    @property
+    def device(self) -> Any:
+        if self._device is None:
+            quiet_mesa()
+            feats = [f for f in USEFUL_FEATURES if f in self.adapter.features]
+            try:
+                self._device = raw_adapter(self.adapter.index).request_device_sync(
+                    required_features=feats, required_limits=dict(self.adapter.limits)
+                )
+            except Exception as exc:
+                raise GpuError(f"{self.adapter.label}: could not create a device: {exc}") from exc
+        return self._device
+
+    @property
+    def has_timestamps(self) -> bool:
+        return "timestamp-query" in self.adapter.features
+
+    @property
+    def timestamp_period_ns(self) -> float:
+        """Nanoseconds per timestamp tick, read from the queue."""
+        if self._period is None:
+            from wgpu.backends.wgpu_native import _ffi
+
+            self._period = float(_ffi.lib.wgpuQueueGetTimestampPeriod(self.device.queue._internal))
+        return self._period
+
+    @property
+    def subgroup_size(self) -> int | None:
+        """Measured with `@builtin(subgroup_size)`; None when the adapter has no subgroups."""
+        if self._subgroup_size is None and "subgroup" in self.adapter.features:
+            import wgpu
+
+            dev = self.device
+            module = dev.create_shader_module(code=_SUBGROUP_PROBE)
+            pipe = dev.create_compute_pipeline(
+                layout="auto", compute={"module": module, "entry_point": "main"}
+            )
+            buf = dev.create_buffer(
+                size=16, usage=wgpu.BufferUsage.STORAGE | wgpu.BufferUsage.COPY_SRC
+            )
+            bg = dev.create_bind_group(
+                layout=pipe.get_bind_group_layout(0),
+                entries=[{"binding": 0, "resource": {"buffer": buf}}],
+            )
+            enc = dev.create_command_encoder()
+            cp = enc.begin_compute_pass()
+            cp.set_pipeline(pipe)
+            cp.set_bind_group(0, bg)
+            cp.dispatch_workgroups(1)
+            cp.end()
+            dev.queue.submit([enc.finish()])
+            self._subgroup_size = int(np.frombuffer(dev.queue.read_buffer(buf), np.uint32)[0])
+        return self._subgroup_size
+
+    # -- checks ------------------------------------------------------------------------------
+    def missing_features(self, needed: Sequence[str]) -> list[str]:
+        return [f for f in needed if f not in self.adapter.features]
+
+    def require_features(self, needed: Sequence[str], kernel: str) -> None:
+        missing = self.missing_features(needed)
+        if missing:
+            raise MissingFeatureError(
+                f"{kernel} needs the {', '.join(missing)} feature, which {self.adapter.label} "
+                "does not have; choose another adapter with --adapter (`workbench adapters` "
+                "shows each adapter's features)"
+            )
+
+    def check_limits(
+        self,
+        plans: Sequence[BufferPlan],
+        workgroup_size: Sequence[int],
+        grid: Sequence[int],
+        kernel: str,
+    ) -> tuple[int, int, int]:
+        """Refuse (before allocating) anything over the adapter's limits; returns the folded grid."""
+        lim = self.adapter.limits
+        where = f"{kernel} on {self.adapter.label}"
+        for plan in plans:
+            b = plan.binding
+            if b.space == "uniform":
+                cap, cap_name = (
+                    lim.get("max-uniform-buffer-binding-size", 65536),
+                    "max-uniform-buffer-binding-size",
+                )
+            else:
+                cap, cap_name = (
+                    lim.get("max-storage-buffer-binding-size", 1 << 27),
+                    "max-storage-buffer-binding-size",
+                )
+            cap = min(cap, lim.get("max-buffer-size", cap))
+            if plan.nbytes > cap:
+                raise LimitError(
+                    f"{where}: binding {b.binding} '{b.name}' would need {_mib(plan.nbytes)}, over "
+                    f"the adapter's {cap_name} of {_mib(cap)}; use smaller dims or another adapter"
+                )
+        storage = sum(1 for p in plans if p.binding.space == "storage")
+        cap = lim.get("max-storage-buffers-per-shader-stage", 8)
+        if storage > cap:
+            raise LimitError(f"{where}: {storage} storage buffers, over the limit of {cap}")
+        wx, wy, wz = workgroup_size
+        for axis, v in zip("xyz", workgroup_size, strict=True):
+            cap = lim.get(f"max-compute-workgroup-size-{axis}", 256)
+            if v > cap:
+                raise LimitError(f"{where}: @workgroup_size {axis}={v} is over the limit of {cap}")
+        inv = lim.get("max-compute-invocations-per-workgroup", 256)
+        if wx * wy * wz > inv:
+            raise LimitError(
+                f"{where}: {wx * wy * wz} invocations per workgroup, over the limit of {inv}"
+            )
+        per_dim = lim.get("max-compute-workgroups-per-dimension", 65535)
+        folded = fold_grid(grid, per_dim)
+        if any(v > per_dim for v in folded):
+            raise LimitError(
+                f"{where}: grid {'x'.join(map(str, grid))} needs more than {per_dim} workgroups "
+                "in one dimension even after folding; use smaller dims"
+            )
+        return folded
+
+    # -- compile -----------------------------------------------------------------------------
+    def compile(
+        self,
+        module_text: str,
+        smap: SourceMap,
+        entry: str,
+        bindings: tuple[Binding, ...],
+        file: str,
+        constants: dict[str, float] | None = None,
+    ) -> Program:
+        import wgpu
+
+        key = (
+            hash(module_text),
+            entry,
+            tuple(b.signature for b in bindings),
+            tuple(sorted((constants or {}).items())),
+        )
+        if key in self._programs:
+            return self._programs[key]
+        dev = self.device
+        try:
+            module = dev.create_shader_module(code=module_text)
+        except wgpu.GPUError as exc:
+            diag = map_compile_error(str(exc), module_text, smap, file)
+            raise CompileError(diag.render()) from None
+        groups = max((b.group for b in bindings), default=-1) + 1
+        layouts = []
+        for g in range(groups):
+            entries = []
+            for b in bindings:
+                if b.group != g:
+                    continue
+                if b.space == "uniform":
+                    kind = wgpu.BufferBindingType.uniform
+                elif b.access == "read":
+                    kind = wgpu.BufferBindingType.read_only_storage
+                else:
+                    kind = wgpu.BufferBindingType.storage
+                entries.append(
+                    {
+                        "binding": b.binding,
+                        "visibility": wgpu.ShaderStage.COMPUTE,
+                        "buffer": {"type": kind},
+                    }
+                )
+            layouts.append(dev.create_bind_group_layout(entries=entries))
+        compute: dict[str, Any] = {"module": module, "entry_point": entry}
+        if constants:
+            compute["constants"] = constants
+        try:
+            pipeline = dev.create_compute_pipeline(
+                layout=dev.create_pipeline_layout(bind_group_layouts=layouts), compute=compute
+            )
+        except wgpu.GPUError as exc:
+            raise CompileError(
+                f"{file}: pipeline for '{entry}' rejected: {_first_cause(str(exc))}"
+            ) from None
+        program = Program(pipeline, layouts, bindings, entry)
+        self._programs[key] = program
+        return program
+
+    # -- dispatch ----------------------------------------------------------------------------
+    def dispatch(
+        self,
+        program: Program,
+        plans: Sequence[BufferPlan],
+        grid: tuple[int, int, int],
+        reps: int = 0,
+        warmup: int = 1,
+        progress: Callable[[int, int], None] | None = None,
+        cancelled: Callable[[], bool] | None = None,
+    ) -> DispatchResult:
+        """Upload, dispatch once, read back what `plans` mark, then time `reps` more dispatches.
+
+        Outputs are read after the first dispatch, before any timing repetition can change them
+        (in-place kernels and atomics would otherwise accumulate).
+        """
+        import wgpu
+
+        dev = self.device
+        try:
+            buffers = {}
+            for p in plans:
+                usage = wgpu.BufferUsage.COPY_DST | wgpu.BufferUsage.COPY_SRC
+                usage |= (
+                    wgpu.BufferUsage.UNIFORM
+                    if p.binding.space == "uniform"
+                    else wgpu.BufferUsage.STORAGE
+                )
+                size = max(16, (p.nbytes + 3) // 4 * 4)
+                buf = dev.create_buffer(size=size, usage=usage)
+                if p.data:
+                    data = p.data + b"\0" * ((-len(p.data)) % 4)
+                    dev.queue.write_buffer(buf, 0, data)
+                buffers[p.binding.name] = buf
+            groups = []
+            for g, layout in enumerate(program.layouts):
+                entries = [
+                    {"binding": p.binding.binding, "resource": {"buffer": buffers[p.binding.name]}}
+                    for p in plans
+                    if p.binding.group == g
+                ]
+                groups.append(dev.create_bind_group(layout=layout, entries=entries))
+            empty = any(v == 0 for v in grid)
+
+            def encode_pass(enc: Any, ts: dict | None = None) -> None:
+                cp = enc.begin_compute_pass(timestamp_writes=ts) if ts else enc.begin_compute_pass()
+                cp.set_pipeline(program.pipeline)
+                for g, bg in enumerate(groups):
+                    cp.set_bind_group(g, bg)
+                if not empty:
+                    cp.dispatch_workgroups(*grid)
+                cp.end()
+
+            enc = dev.create_command_encoder()
+            encode_pass(enc)
+            dev.queue.submit([enc.finish()])
+            outputs = self._read_back(
+                {p.binding.name: (buffers[p.binding.name], p.nbytes) for p in plans if p.read}
+            )
+            timing = None
+            if reps > 0:
+                timing = self._time(encode_pass, reps, warmup, progress, cancelled)
+            for buf in buffers.values():
+                buf.destroy()
+            return DispatchResult(outputs, timing, grid)
+        except wgpu.GPUError as exc:
+            text = str(exc)
+            if "lost" in text.lower():
+                raise DeviceLostError(
+                    f"{self.adapter.label}: device lost: {_first_cause(text)}"
+                ) from None
+            raise GpuError(f"{self.adapter.label}: {_first_cause(text)}") from None
+
+    def _read_back(self, wanted: dict[str, tuple[Any, int]]) -> dict[str, bytes]:
+        """Copy each wanted buffer through one reused MAP_READ staging buffer."""
+        import wgpu
+
+        out: dict[str, bytes] = {}
+        dev = self.device
+        for name, (buf, nbytes) in wanted.items():
+            if nbytes == 0:
+                out[name] = b""
+                continue
+            size = (nbytes + 3) // 4 * 4
+            if self._staging is None or self._staging.size < size:
+                if self._staging is not None:
+                    self._staging.destroy()
+                self._staging = dev.create_buffer(
+                    size=max(size, 1 << 16),
+                    usage=wgpu.BufferUsage.MAP_READ | wgpu.BufferUsage.COPY_DST,
+                )
+            enc = dev.create_command_encoder()
+            enc.copy_buffer_to_buffer(buf, 0, self._staging, 0, size)
+            dev.queue.submit([enc.finish()])
+            self._staging.map_sync(wgpu.MapMode.READ, 0, size)
+            try:
+                out[name] = bytes(self._staging.read_mapped(0, size, copy=True))[:nbytes]
+            finally:
+                self._staging.unmap()
+        return out
+
+    def _time(
+        self,
+        encode_pass: Callable[..., None],
+        reps: int,
+        warmup: int,
+        progress: Callable[[int, int], None] | None,
+        cancelled: Callable[[], bool] | None,
+    ) -> Timing:
+        import wgpu
+
+        dev = self.device
+        for _ in range(warmup):
+            enc = dev.create_command_encoder()
+            encode_pass(enc)
+            dev.queue.submit([enc.finish()])
+        self._wait()
+        samples: list[float] = []
+        use_ts = self.has_timestamps
+        period = self.timestamp_period_ns if use_ts else 0.0
+        done = 0
+        while done < reps:
+            if cancelled is not None and cancelled():
+                break
+            chunk = min(_REPS_PER_SUBMIT, reps - done)
+            if use_ts:
+                qs = dev.create_query_set(type=wgpu.QueryType.timestamp, count=2 * chunk)
+                resolve = dev.create_buffer(
+                    size=16 * chunk,
+                    usage=wgpu.BufferUsage.QUERY_RESOLVE | wgpu.BufferUsage.COPY_SRC,
+                )
+                enc = dev.create_command_encoder()
+                for r in range(chunk):
+                    encode_pass(
+                        enc,
+                        {
+                            "query_set": qs,
+                            "beginning_of_pass_write_index": 2 * r,
+                            "end_of_pass_write_index": 2 * r + 1,
+                        },
+                    )
+                enc.resolve_query_set(qs, 0, 2 * chunk, resolve, 0)
+                dev.queue.submit([enc.finish()])
+                ticks = np.frombuffer(self._read_back({"t": (resolve, 16 * chunk)})["t"], np.uint64)
+                deltas = (ticks[1::2].astype(np.int64) - ticks[0::2].astype(np.int64)) * period
+                samples.extend(float(d) / 1e6 for d in deltas)
+                resolve.destroy()
+                qs.destroy()
+            else:
+                for _ in range(chunk):
+                    t0 = time.perf_counter()
+                    enc = dev.create_command_encoder()
+                    encode_pass(enc)
+                    dev.queue.submit([enc.finish()])
+                    self._wait()
+                    samples.append((time.perf_counter() - t0) * 1e3)
+            done += chunk
+            if progress is not None:
+                progress(done, reps)
+        return Timing("timestamp" if use_ts else "wall", tuple(samples), warmup)
+
+    def _wait(self) -> None:
+        """Block until submitted work is done (on_submitted_work_done_sync is broken in 0.32)."""
+        import wgpu
+
+        dev = self.device
+        buf = dev.create_buffer(size=4, usage=wgpu.BufferUsage.COPY_SRC | wgpu.BufferUsage.COPY_DST)
+        dev.queue.read_buffer(buf)
+        buf.destroy()
+
+
+def _mib(n: int) -> str:
+    return f"{n / (1 << 20):,.1f} MiB" if n >= 1 << 20 else f"{n:,} bytes"
+
+
+def _first_cause(text: str) -> str:
+    lines = [ln.strip() for ln in text.strip().splitlines() if ln.strip()]
+    skip = ("Validation Error", "Caused by", "In wgpu")
+    useful = [ln for ln in lines if not ln.startswith(skip)]
+    return " ".join(useful[:3]) if useful else text.strip()

@@ -1,0 +1,57 @@
+// Shared preamble, prepended by the host to every kernel file of this corpus (wgslconfig.toml).
+// Helpers only: no bindings live here, so each kernel declares exactly the ABI it documents.
+
+const WG: u32 = 256u;
+
+// Flat element index for 1-D kernels. The host folds a grid of more than 65,535 workgroups
+// into (65535, ceil(total / 65535), 1); row y then starts at y * nwg.x * WG.
+fn flat_id(gid: vec3<u32>, nwg: vec3<u32>) -> u32 {
+    return gid.y * nwg.x * WG + gid.x;
+}
+
+// True for every value that is neither NaN nor +-Inf. Checked on the bit pattern: a
+// compiler may assume IEEE comparisons never see NaN and fold `x != x` away.
+fn is_finite(x: f32) -> bool {
+    return (bitcast<u32>(x) & 0x7f800000u) != 0x7f800000u;
+}
+
+// Replaces NaN and +-Inf by 0 so one bad element cannot poison a whole gradient.
+fn nan_guard(x: f32) -> f32 {
+    return select(0.0, x, is_finite(x));
+}
+
+// Workgroup reductions. naga does not accept workgroup pointers as function parameters, so the
+// helpers own one workgroup array; drivers allocate it only in kernels that call them.
+var<workgroup> wg_scratch: array<f32, WG>;
+
+// Sum of `v` over the workgroup, returned to every invocation. A tree over workgroup memory with
+// barriers: correct for any subgroup size (8 on lavapipe, 32 on NVIDIA). Call it from uniform
+// control flow in every invocation of a workgroup of exactly WG invocations (lid < WG).
+fn wg_reduce_sum(v: f32, lid: u32) -> f32 {
+    wg_scratch[lid] = v;
+    workgroupBarrier();
+    for (var stride = WG / 2u; stride > 0u; stride = stride / 2u) {
+        if (lid < stride) {
+            wg_scratch[lid] = wg_scratch[lid] + wg_scratch[lid + stride];
+        }
+        workgroupBarrier();
+    }
+    let total = wg_scratch[0];
+    workgroupBarrier();
+    return total;
+}
+
+// The same tree, for a maximum.
+fn wg_reduce_max(v: f32, lid: u32) -> f32 {
+    wg_scratch[lid] = v;
+    workgroupBarrier();
+    for (var stride = WG / 2u; stride > 0u; stride = stride / 2u) {
+        if (lid < stride) {
+            wg_scratch[lid] = max(wg_scratch[lid], wg_scratch[lid + stride]);
+        }
+        workgroupBarrier();
+    }
+    let total = wg_scratch[0];
+    workgroupBarrier();
+    return total;
+}

@@ -1,0 +1,394 @@
+"""Specs of causal softmax attention: `attention_forward` (08_attention.wgsl) and the three
+backward kernels of 10_backward_attention.wgsl (`attention_backward`, the streaming path for any
+seq; `attention_backward_short` + `attention_backward_short_dKdV`, the split path for seq <= 1024).
+
+All four share the dims seq, n_heads, n_kv_heads (GQA: n_heads must be a multiple), head_dim
+(<= 256) and docs (the sequence is cut into `docs` near-equal documents; seg[s] is the start of
+the document holding s, and key j is visible to query s iff seg[s] <= j <= s). The scale is
+1/sqrt(head_dim). Inputs share one seeded stream, drawn in the order Q, K, V, dO, so for one seed
+the forward and every backward kernel see the same Q, K, V. Each backward kernel runs standalone:
+its saved tensors (LSE, and the P / dS scratch for the dKdV kernel) come from the float64
+reference, rounded to f32.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from workbench.errors import UserError
+from workbench.specs.base import Buffer, Cost, Dim, Dims, KernelSpec, Tol
+from workbench.specs.refs import attention as ref
+
+FORWARD_FILE = "08_attention.wgsl"
+BACKWARD_FILE = "10_backward_attention.wgsl"
+
+# One workgroup per query position on grid x: the adapter's 65,535 workgroups per dimension.
+MAX_GRID = 65535
+# attention_backward_short keeps a whole row of P and dP in two 1024-float workgroup arrays.
+MAX_SHORT_SEQ = 1024
+MAX_HEAD_DIM = 256
+MAX_HEADS = 1024
+
+
+def _dims(max_seq: int) -> tuple[Dim, ...]:
+    seq_doc = (
+        "one workgroup per query on grid x"
+        if max_seq == MAX_GRID
+        else "P and dP rows live in workgroup memory of 1024 floats; longer rows take "
+        "attention_backward"
+    )
+    return (
+        Dim("seq", 512, 1, max_seq, seq_doc),
+        Dim("n_heads", 12, 1, MAX_HEADS, "query heads"),
+        Dim("n_kv_heads", 4, 1, MAX_HEADS, "key/value heads; n_heads must be a multiple (GQA)"),
+        Dim("head_dim", 64, 1, MAX_HEAD_DIM, "one workgroup of 256 holds a head row"),
+        Dim("docs", 1, 1, MAX_GRID, "equal documents the sequence is cut into (seg mask)"),
+    )
+
+
+def _check(name: str, dims: Dims) -> None:
+    """Refuse what the dims ranges cannot express: GQA grouping and more documents than tokens."""
+    if dims["n_heads"] % dims["n_kv_heads"]:
+        raise UserError(
+            f"{name}: n_heads={dims['n_heads']} is not a multiple of "
+            f"n_kv_heads={dims['n_kv_heads']}; each kv head must serve a whole group of query heads"
+        )
+    if dims["docs"] > dims["seq"]:
+        raise UserError(f"{name}: docs={dims['docs']} is more than seq={dims['seq']} tokens")
+
+
+def _scale(dims: Dims) -> float:
+    return 1.0 / math.sqrt(dims["head_dim"])
+
+
+def _q_axes(dims: Dims) -> tuple[tuple[str, int], ...]:
+    return (("seq", dims["seq"]), ("head", dims["n_heads"]), ("d", dims["head_dim"]))
+
+
+def _kv_axes(dims: Dims) -> tuple[tuple[str, int], ...]:
+    return (("seq", dims["seq"]), ("kv_head", dims["n_kv_heads"]), ("d", dims["head_dim"]))
+
+
+def _lse_axes(dims: Dims) -> tuple[tuple[str, int], ...]:
+    return (("seq", dims["seq"]), ("head", dims["n_heads"]))
+
+
+def _scratch_axes(dims: Dims) -> tuple[tuple[str, int], ...]:
+    return (("s", dims["seq"]), ("head", dims["n_heads"]), ("j", dims["seq"]))
+
+
+def _seg(dims: Dims) -> np.ndarray:
+    return ref.doc_starts(dims["seq"], dims["docs"]).astype(np.uint32)
+
+
+def _draw(dims: Dims, seed: int) -> dict[str, np.ndarray]:
+    """Q, K, V, dO ~ N(0, 1) in one stream. With scale = 1/sqrt(head_dim) the scores have unit
+    variance: the softmax is neither uniform nor one-hot."""
+    rng = np.random.default_rng(seed)
+    q_shape = (dims["seq"], dims["n_heads"], dims["head_dim"])
+    kv_shape = (dims["seq"], dims["n_kv_heads"], dims["head_dim"])
+    return {
+        "Q": rng.standard_normal(q_shape).astype(np.float32),
+        "K": rng.standard_normal(kv_shape).astype(np.float32),
+        "V": rng.standard_normal(kv_shape).astype(np.float32),
+        "dO": rng.standard_normal(q_shape).astype(np.float32),
+    }
+
+
+def _visible_pairs(dims: Dims) -> int:
+    """Visible (s, j) pairs of the mask: the work of one head."""
+    seg = ref.doc_starts(dims["seq"], dims["docs"])
+    return int((np.arange(dims["seq"]) - seg + 1).sum())
+
+
+def _uniforms(dims: Dims) -> dict[str, object]:
+    return {
+        "dims": [dims["seq"], dims["n_heads"], dims["n_kv_heads"], dims["head_dim"]],
+        "params": [_scale(dims), 0.0, 0.0, 0.0],
+    }
+
+
+# --- attention_forward ---------------------------------------------------------------------
+
+
+def _fwd_buffers(dims: Dims) -> dict[str, Buffer]:
+    _check("attention_forward", dims)
+    return {
+        "Q": Buffer(_q_axes(dims)),
+        "K": Buffer(_kv_axes(dims)),
+        "V": Buffer(_kv_axes(dims)),
+        "O": Buffer(_q_axes(dims)),
+        "LSE": Buffer(_lse_axes(dims)),
+        "seg": Buffer((("seq", dims["seq"]),), "uint32"),
+    }
+
+
+def _fwd_inputs(dims: Dims, seed: int) -> dict[str, np.ndarray]:
+    _check("attention_forward", dims)
+    drawn = _draw(dims, seed)
+    return {"Q": drawn["Q"], "K": drawn["K"], "V": drawn["V"], "seg": _seg(dims)}
+
+
+def _fwd_reference(dims: Dims, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    out = ref.attention_forward(inputs["Q"], inputs["K"], inputs["V"], inputs["seg"], _scale(dims))
+    return {"O": out["O"], "LSE": out["LSE"]}
+
+
+def _fwd_cost(dims: Dims) -> Cost:
+    q = dims["seq"] * dims["n_heads"] * dims["head_dim"]
+    kv = dims["seq"] * dims["n_kv_heads"] * dims["head_dim"]
+    rows = dims["seq"] * dims["n_heads"]
+    pairs = _visible_pairs(dims) * dims["n_heads"]
+    # Q.K and P.V dot products, plus scale, max, exp and sum per score.
+    return Cost(
+        bytes=4 * (2 * q + 2 * kv + rows + dims["seq"]),
+        flops=pairs * (4 * dims["head_dim"] + 4),
+    )
+
+
+# --- attention_backward (streaming) --------------------------------------------------------
+
+
+def _bwd_buffers(dims: Dims) -> dict[str, Buffer]:
+    _check("attention_backward", dims)
+    return {
+        "Q": Buffer(_q_axes(dims)),
+        "K": Buffer(_kv_axes(dims)),
+        "V": Buffer(_kv_axes(dims)),
+        "dO": Buffer(_q_axes(dims)),
+        "LSE": Buffer(_lse_axes(dims)),
+        "dQ": Buffer(_q_axes(dims)),
+        "dK": Buffer(_kv_axes(dims)),
+        "dV": Buffer(_kv_axes(dims)),
+        "seg": Buffer((("seq", dims["seq"]),), "uint32"),
+    }
+
+
+def _saved_forward(dims: Dims, drawn: dict[str, np.ndarray], seg: np.ndarray) -> dict:
+    return ref.attention_forward(drawn["Q"], drawn["K"], drawn["V"], seg, _scale(dims))
+
+
+def _bwd_inputs(dims: Dims, seed: int) -> dict[str, np.ndarray]:
+    _check("attention_backward", dims)
+    drawn = _draw(dims, seed)
+    seg = _seg(dims)
+    lse = _saved_forward(dims, drawn, seg)["LSE"].astype(np.float32)
+    return {**drawn, "LSE": lse, "seg": seg}
+
+
+def _bwd_grads(dims: Dims, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    return ref.attention_backward(
+        inputs["Q"],
+        inputs["K"],
+        inputs["V"],
+        inputs["dO"],
+        inputs["LSE"],
+        inputs["seg"],
+        _scale(dims),
+    )
+
+
+def _bwd_reference(dims: Dims, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    g = _bwd_grads(dims, inputs)
+    return {"dQ": g["dQ"], "dK": g["dK"], "dV": g["dV"]}
+
+
+def _bwd_cost(dims: Dims) -> Cost:
+    q = dims["seq"] * dims["n_heads"] * dims["head_dim"]
+    kv = dims["seq"] * dims["n_kv_heads"] * dims["head_dim"]
+    rows = dims["seq"] * dims["n_heads"]
+    pairs = _visible_pairs(dims) * dims["n_heads"]
+    # Pass A: Q.K and dO.V; pass B: both again, then dS.K (dQ), dS.Q (dK) and P.dO (dV).
+    return Cost(
+        bytes=4 * (2 * q + 2 * kv + rows + dims["seq"] + 2 * q + 4 * kv),
+        flops=pairs * (14 * dims["head_dim"] + 8),
+    )
+
+
+# --- attention_backward_short --------------------------------------------------------------
+
+
+def _short_buffers(dims: Dims) -> dict[str, Buffer]:
+    _check("attention_backward_short", dims)
+    return {
+        "Q": Buffer(_q_axes(dims)),
+        "K": Buffer(_kv_axes(dims)),
+        "V": Buffer(_kv_axes(dims)),
+        "dO": Buffer(_q_axes(dims)),
+        "LSE": Buffer(_lse_axes(dims)),
+        "dQ": Buffer(_q_axes(dims)),
+        "P_scratch": Buffer(_scratch_axes(dims)),
+        "dS_scratch": Buffer(_scratch_axes(dims)),
+        "seg": Buffer((("seq", dims["seq"]),), "uint32"),
+    }
+
+
+def _short_inputs(dims: Dims, seed: int) -> dict[str, np.ndarray]:
+    _check("attention_backward_short", dims)
+    drawn = _draw(dims, seed)
+    seg = _seg(dims)
+    lse = _saved_forward(dims, drawn, seg)["LSE"].astype(np.float32)
+    return {**drawn, "LSE": lse, "seg": seg}
+
+
+def _short_reference(dims: Dims, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    g = _bwd_grads(dims, inputs)
+    return {"dQ": g["dQ"], "P_scratch": g["P"], "dS_scratch": g["dS"]}
+
+
+def _short_cost(dims: Dims) -> Cost:
+    q = dims["seq"] * dims["n_heads"] * dims["head_dim"]
+    kv = dims["seq"] * dims["n_kv_heads"] * dims["head_dim"]
+    rows = dims["seq"] * dims["n_heads"]
+    scratch = rows * dims["seq"]
+    pairs = _visible_pairs(dims) * dims["n_heads"]
+    # Q.K, dO.V and dS.K per visible pair; whole rows of P and dS are written.
+    return Cost(
+        bytes=4 * (2 * q + 2 * kv + rows + dims["seq"] + 2 * q + 2 * scratch),
+        flops=pairs * (6 * dims["head_dim"] + 8),
+    )
+
+
+# --- attention_backward_short_dKdV ---------------------------------------------------------
+
+
+def _dkdv_buffers(dims: Dims) -> dict[str, Buffer]:
+    _check("attention_backward_short_dKdV", dims)
+    return {
+        "Q": Buffer(_q_axes(dims)),
+        "dO": Buffer(_q_axes(dims)),
+        "P_scratch": Buffer(_scratch_axes(dims)),
+        "dS_scratch": Buffer(_scratch_axes(dims)),
+        "dK": Buffer(_kv_axes(dims)),
+        "dV": Buffer(_kv_axes(dims)),
+    }
+
+
+def _dkdv_inputs(dims: Dims, seed: int) -> dict[str, np.ndarray]:
+    _check("attention_backward_short_dKdV", dims)
+    drawn = _draw(dims, seed)
+    seg = _seg(dims)
+    lse = _saved_forward(dims, drawn, seg)["LSE"].astype(np.float32)
+    g = _bwd_grads(dims, {**drawn, "LSE": lse, "seg": seg})
+    return {
+        "Q": drawn["Q"],
+        "dO": drawn["dO"],
+        "P_scratch": g["P"].astype(np.float32),
+        "dS_scratch": g["dS"].astype(np.float32),
+    }
+
+
+def _dkdv_reference(dims: Dims, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    return ref.attention_dkdv_from_scratch(
+        inputs["Q"], inputs["dO"], inputs["P_scratch"], inputs["dS_scratch"], dims["n_kv_heads"]
+    )
+
+
+def _dkdv_cost(dims: Dims) -> Cost:
+    q = dims["seq"] * dims["n_heads"] * dims["head_dim"]
+    kv = dims["seq"] * dims["n_kv_heads"] * dims["head_dim"]
+    causal = dims["seq"] * (dims["seq"] + 1) // 2 * dims["n_heads"]
+    # The causal triangle of both scratches is read; dS.Q and P.dO per (s, h, j) and d.
+    return Cost(bytes=4 * (2 * q + 2 * causal + 4 * kv), flops=causal * 4 * dims["head_dim"])
+
+
+# --- tolerances ----------------------------------------------------------------------------
+
+_P_TOL = Tol(
+    rtol=1e-4,
+    atol=1e-6,
+    why="P = exp(score - LSE): the f32 score over head_dim products carries a few e-7 of its "
+    "magnitude and WGSL exp is good to ~3 ULP, so P is good to ~1e-5 relative; tiny P by atol",
+)
+_SUM_TOL = Tol(
+    rtol=1e-4,
+    atol=2e-5,
+    why="sums over up to seq keys (and the GQA group) of terms built from P and the head_dim dot "
+    "products, in f32 and in another order than the float64 reference; exp adds a few ULP",
+)
+_DS_TOL = Tol(
+    rtol=1e-4,
+    atol=1e-5,
+    why="dS = scale * P * (dP - D): D is a cancelling f32 sum over the row; atol covers entries "
+    "where dP is close to D",
+)
+
+SPECS = [
+    KernelSpec(
+        name="attention_forward",
+        file=FORWARD_FILE,
+        dims=_dims(MAX_GRID),
+        buffers=_fwd_buffers,
+        inputs=_fwd_inputs,
+        uniforms=_uniforms,
+        grid=lambda d: (d["seq"], d["n_heads"], 1),
+        outputs=("O", "LSE"),
+        zeroed=("O", "LSE"),
+        reference=_fwd_reference,
+        tolerances={
+            "O": _SUM_TOL,
+            "LSE": Tol(
+                rtol=1e-5,
+                atol=1e-5,
+                why="max + log(sum of exp) in f32 with an online rescale per block of 256 keys",
+            ),
+        },
+        cost=_fwd_cost,
+        doc="Causal GQA softmax attention with a document mask; streaming online softmax over "
+        "key blocks of 256, one workgroup per (s, h). Writes O and the natural-log LSE of the "
+        "scaled, masked scores.",
+    ),
+    KernelSpec(
+        name="attention_backward",
+        file=BACKWARD_FILE,
+        dims=_dims(MAX_GRID),
+        buffers=_bwd_buffers,
+        inputs=_bwd_inputs,
+        uniforms=_uniforms,
+        grid=lambda d: (d["seq"], d["n_heads"], 1),
+        outputs=("dQ", "dK", "dV"),
+        zeroed=("dQ", "dK", "dV"),
+        reference=_bwd_reference,
+        tolerances={"dQ": _SUM_TOL, "dK": _SUM_TOL, "dV": _SUM_TOL},
+        cost=_bwd_cost,
+        doc="Streaming attention backward for any seq: one workgroup per (s, h), two passes over "
+        "key blocks of 256 (D, then dS), dQ owned, dK/dV added with f32 CAS atomics (their "
+        "order of adds varies from run to run). Gradients add to dQ/dK/dV, zeroed here.",
+    ),
+    KernelSpec(
+        name="attention_backward_short",
+        file=BACKWARD_FILE,
+        dims=_dims(MAX_SHORT_SEQ),
+        buffers=_short_buffers,
+        inputs=_short_inputs,
+        uniforms=_uniforms,
+        grid=lambda d: (d["seq"], d["n_heads"], 1),
+        outputs=("dQ", "P_scratch", "dS_scratch"),
+        zeroed=("dQ", "P_scratch", "dS_scratch"),
+        reference=_short_reference,
+        tolerances={"dQ": _SUM_TOL, "P_scratch": _P_TOL, "dS_scratch": _DS_TOL},
+        cost=_short_cost,
+        doc="Split attention backward, phase 0-4, seq <= 1024: one workgroup per (s, h) adds "
+        "dQ[s,h] and writes whole rows P_scratch[s,h,:] and dS_scratch[s,h,:] (scale folded into "
+        "dS), zero where the causal/document mask hides key j.",
+    ),
+    KernelSpec(
+        name="attention_backward_short_dKdV",
+        file=BACKWARD_FILE,
+        dims=_dims(MAX_SHORT_SEQ),
+        buffers=_dkdv_buffers,
+        inputs=_dkdv_inputs,
+        uniforms=lambda d: {"dims": _uniforms(d)["dims"]},
+        grid=lambda d: (d["seq"], d["n_kv_heads"], 1),
+        outputs=("dK", "dV"),
+        zeroed=("dK", "dV"),
+        reference=_dkdv_reference,
+        tolerances={"dK": _SUM_TOL, "dV": _SUM_TOL},
+        cost=_dkdv_cost,
+        doc="Split attention backward, phase 5, seq <= 1024: one workgroup per (j, kv_h) sums "
+        "the scratch column j over queries s >= j and the kv head's query heads; owned writes, "
+        "no atomics. The document mask arrives through the zeros of the scratch.",
+    ),
+]

@@ -1,0 +1,131 @@
+"""The vocabulary of kernel specs: what a kernel *means*, independent of wgpu.
+
+A `KernelSpec` names a kernel's dimensions, the shape and host dtype of every storage binding,
+how inputs are generated (seeded), the values of its uniforms, its dispatch grid, which bindings
+are outputs, a float64 reference, tolerances per output (with the reason), a cost model and, for
+backward kernels, the link to their forward used by gradient checks.
+
+The binding *signature* (order, address space, access, element type) is not written here: the
+registry reflects it from the shipped WGSL, so a spec and its shipped kernel can never disagree.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+
+import numpy as np
+
+Dims = Mapping[str, int]
+Arrays = Mapping[str, np.ndarray]
+
+
+@dataclass(frozen=True)
+class Dim:
+    """A named dimension with its default (from the seeds) and its allowed range."""
+
+    name: str
+    default: int
+    lo: int = 0
+    hi: int = 1 << 24
+    doc: str = ""
+
+
+@dataclass(frozen=True)
+class Tol:
+    """Closeness for one output: `|got - ref| <= atol + rtol * |ref|`, with the reason."""
+
+    rtol: float
+    atol: float
+    why: str
+
+
+@dataclass(frozen=True)
+class Buffer:
+    """One storage binding as the host sees it: named axes (outermost first) and a dtype.
+
+    `dtype` is the host view: an `array<atomic<u32>>` that holds f32 bits is viewed as float32.
+    """
+
+    axes: tuple[tuple[str, int], ...]
+    dtype: str = "float32"
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return tuple(size for _, size in self.axes)
+
+    @property
+    def count(self) -> int:
+        return int(np.prod(self.shape, dtype=np.int64))
+
+
+@dataclass(frozen=True)
+class Cost:
+    """What one dispatch moves and computes, for GB/s and GFLOP/s figures."""
+
+    bytes: int
+    flops: int
+
+
+@dataclass(frozen=True)
+class GradLink:
+    """How a backward kernel relates to its forward, for gradient checks.
+
+    The scalar loss is `L = sum_k <upstream_k, forward_k(primals)>`. `forward_ref` computes the
+    forward outputs in float64 from the backward's own inputs plus `primals` (forward inputs the
+    backward kernel does not bind, e.g. the rotated vector for RoPE). `upstream` maps each forward
+    output to the backward binding that carries dL/d(that output); `wrt` maps each gradient
+    output of the backward kernel to the input (or primal) it differentiates.
+    """
+
+    forward_ref: Callable[[Dims, Arrays], dict[str, np.ndarray]]
+    upstream: Mapping[str, str]
+    wrt: Mapping[str, str]
+    primals: Callable[[Dims, int], dict[str, np.ndarray]] | None = None
+    forward_kernel: str | None = None
+    to_forward: Callable[[Dims, Arrays], tuple[dict[str, int], dict[str, np.ndarray]]] | None = None
+    from_forward: Callable[[Dims, Arrays], dict[str, np.ndarray]] | None = None
+
+
+@dataclass(frozen=True)
+class KernelSpec:
+    """The meaning of one kernel. Every callable takes the resolved dims (defaults filled in)."""
+
+    name: str
+    file: str
+    dims: tuple[Dim, ...]
+    buffers: Callable[[Dims], dict[str, Buffer]]
+    inputs: Callable[[Dims, int], dict[str, np.ndarray]]
+    uniforms: Callable[[Dims], dict[str, object]]
+    grid: Callable[[Dims], tuple[int, int, int]]
+    outputs: tuple[str, ...]
+    reference: Callable[[Dims, Arrays], dict[str, np.ndarray]]
+    tolerances: Mapping[str, Tol]
+    cost: Callable[[Dims], Cost]
+    zeroed: tuple[str, ...] = ()
+    grad: GradLink | None = None
+    special: Mapping[str, str] = field(default_factory=dict)
+    doc: str = ""
+
+    def resolve_dims(self, given: Mapping[str, int] | None = None) -> dict[str, int]:
+        """Defaults overlaid with `given`; unknown names and out-of-range values are refused."""
+        from workbench.errors import UserError
+
+        given = dict(given or {})
+        known = {d.name: d for d in self.dims}
+        unknown = sorted(set(given) - set(known))
+        if unknown:
+            names = ", ".join(known) or "none"
+            raise UserError(
+                f"{self.name}: unknown dim {', '.join(unknown)}; this kernel's dims are {names}"
+            )
+        out: dict[str, int] = {}
+        for d in self.dims:
+            value = int(given.get(d.name, d.default))
+            if not d.lo <= value <= d.hi:
+                raise UserError(
+                    f"{self.name}: dim {d.name}={value} is outside [{d.lo}, {d.hi}]"
+                    + (f" ({d.doc})" if d.doc else "")
+                )
+            out[d.name] = value
+        return out

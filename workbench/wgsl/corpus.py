@@ -1,0 +1,307 @@
+"""A corpus: a folder of WGSL files, their preambles and kernel splits, assembled into one module per
+kernel with a source map.
+
+Conventions (DESIGN.md): `wgslconfig.toml` may name `[preamble] files` prepended, in order, to every
+file matching `auto_inject_into` globs (never into themselves); a file may hold several kernels split
+by `// --- KERNEL: <name> ---` lines, the text before the first marker being that file's own preamble;
+a file without markers contributes one kernel per `@compute` entry point. `enable` directives are
+hoisted: the host writes the ones a module needs at the top, so a user's `enable f16;` inside a
+preamble cannot land mid-module and `enable subgroups;` (rejected by naga) is never emitted.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+import tomllib
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+
+from workbench.errors import CorpusError, ReflectionError, UserError
+from workbench.wgsl.reflect import EntryPoint, ModuleInfo, reflect
+from workbench.wgsl.scan import tokenize
+from workbench.wgsl.sourcemap import SourceMap
+
+SHIPPED = Path(__file__).resolve().parent.parent / "shaders"
+_MARKER = re.compile(
+    r"^[ \t]*//[ \t]*---[ \t]*KERNEL:[ \t]*([A-Za-z_][A-Za-z0-9_]*)[ \t]*---[ \t]*$"
+)
+_ENABLE = re.compile(r"^[ \t]*enable[ \t]+[A-Za-z0-9_, \t]+;[ \t]*(//.*)?$")
+MAX_FILE_BYTES = 4 * 1024 * 1024
+
+
+@dataclass(frozen=True)
+class Piece:
+    """A run of lines from one file that goes into a module."""
+
+    file: str
+    first_line: int  # 1-based line in that file
+    text: str
+
+
+@dataclass
+class Kernel:
+    """One kernel of a corpus: its pieces (preambles then body), entry point and reflection."""
+
+    name: str
+    file: str
+    line: int  # where the kernel's own text starts in its file
+    pieces: tuple[Piece, ...]
+    entry: str = ""
+    problem: str = ""  # a reflection problem that keeps it from running
+
+    @cached_property
+    def text(self) -> str:
+        """The module without host-added enables, enables blanked (line numbers kept)."""
+        return "".join(_blank_enables(p.text) for p in self.pieces)
+
+    @cached_property
+    def module(self) -> ModuleInfo | None:
+        try:
+            return reflect(self.text, self.file)
+        except ReflectionError:
+            return None
+
+    @property
+    def entry_point(self) -> EntryPoint | None:
+        mod = self.module
+        return mod.entry_points.get(self.entry) if mod else None
+
+    @property
+    def features(self) -> tuple[str, ...]:
+        return self.module.features if self.module else ()
+
+    def assemble(self, features: frozenset[str] | set[str] = frozenset()) -> tuple[str, SourceMap]:
+        """The module text to compile, with the enables the adapter supports, and its source map."""
+        header: list[str] = []
+        if self.module and self.module.uses_f16 and "shader-f16" in features:
+            header.append("enable f16;\n")
+        smap = SourceMap()
+        smap.add("<host>", 1, len(header), 1)
+        line = len(header) + 1
+        for piece in self.pieces:
+            n = piece.text.count("\n") + (0 if piece.text.endswith("\n") else 1)
+            smap.add(piece.file, piece.first_line, n, line)
+            line += n
+        return "".join(header) + self.text, smap
+
+
+@dataclass
+class Corpus:
+    """Every kernel found under a folder, and the files that could not be used (with why)."""
+
+    root: Path
+    kernels: list[Kernel] = field(default_factory=list)
+    problems: dict[str, str] = field(default_factory=dict)  # file -> why it was skipped
+    preambles: tuple[str, ...] = ()
+
+    @property
+    def files(self) -> list[str]:
+        seen: dict[str, None] = {}
+        for k in self.kernels:
+            seen.setdefault(k.file, None)
+        return list(seen)
+
+    def find(self, name: str) -> Kernel:
+        """A kernel by name, or `file.wgsl:name` when two files define the same name."""
+        file, _, kname = name.rpartition(":")
+        matches = [k for k in self.kernels if k.name == kname and (not file or k.file == file)]
+        if len(matches) == 1:
+            return matches[0]
+        if not matches:
+            close = [k.name for k in self.kernels if kname.lower() in k.name.lower()]
+            hint = f"; did you mean {', '.join(sorted(set(close))[:5])}?" if close else ""
+            raise UserError(
+                f"no kernel named {name!r} in {self.root}{hint} (`workbench list` shows them all)"
+            )
+        where = ", ".join(f"{k.file}:{k.name}" for k in matches)
+        raise UserError(
+            f"kernel {name!r} is defined more than once ({where}); name it as FILE:NAME"
+        )
+
+
+def load_corpus(path: str | Path | None = None) -> Corpus:
+    """Load a folder (default: the shipped shaders). A single .wgsl file is also accepted."""
+    root = Path(path) if path is not None else SHIPPED
+    if not root.exists():
+        raise UserError(f"corpus {root} does not exist")
+    if root.is_file():
+        if root.suffix != ".wgsl":
+            raise UserError(f"{root} is not a .wgsl file or a folder of them")
+        files = [root]
+        root = root.parent
+    else:
+        files = sorted(p for p in root.rglob("*.wgsl") if p.is_file())
+    preamble_files, globs = _read_config(root)
+    corpus = Corpus(root=root, preambles=tuple(preamble_files))
+    texts: dict[str, str] = {}
+    for p in files:
+        rel = p.relative_to(root).as_posix()
+        try:
+            texts[rel] = _read_text(p)
+        except CorpusError as exc:
+            corpus.problems[rel] = str(exc)
+    for pre in preamble_files:
+        if pre not in texts:
+            try:
+                texts[pre] = _read_text(root / pre)
+            except CorpusError as exc:
+                raise CorpusError(f"wgslconfig.toml: preamble {pre}: {exc}") from exc
+    for rel, text in texts.items():
+        if rel in preamble_files or rel in corpus.problems:
+            continue
+        injected = [
+            Piece(pre, 1, _ensure_newline(texts[pre]))
+            for pre in preamble_files
+            if pre != rel and any(_glob_match(rel, g) for g in globs)
+        ]
+        corpus.kernels.extend(_split_file(rel, text, injected))
+    return corpus
+
+
+def _glob_match(rel: str, pattern: str) -> bool:
+    name = rel.rsplit("/", 1)[-1]
+    return fnmatch.fnmatchcase(rel, pattern) or fnmatch.fnmatchcase(name, pattern)
+
+
+def _read_config(root: Path) -> tuple[list[str], list[str]]:
+    cfg_path = root / "wgslconfig.toml"
+    if not cfg_path.exists():
+        return [], []
+    try:
+        cfg = tomllib.loads(cfg_path.read_text(encoding="utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise CorpusError(f"{cfg_path}: not valid TOML: {exc}") from exc
+    pre = cfg.get("preamble", {})
+    if not isinstance(pre, dict):
+        raise CorpusError(f"{cfg_path}: [preamble] must be a table")
+    files = pre.get("files", [])
+    globs = pre.get("auto_inject_into", ["*.wgsl"] if files else [])
+    for key, value in (("files", files), ("auto_inject_into", globs)):
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise CorpusError(f"{cfg_path}: [preamble] {key} must be a list of strings")
+    for f in files:
+        resolved = (root / f).resolve()
+        if not resolved.is_relative_to(root.resolve()):
+            raise CorpusError(f"{cfg_path}: preamble {f!r} is outside the corpus folder")
+    return [Path(f).as_posix() for f in files], list(globs)
+
+
+def _read_text(path: Path) -> str:
+    try:
+        size = path.stat().st_size
+        if size > MAX_FILE_BYTES:
+            raise CorpusError(
+                f"{size} bytes is larger than the {MAX_FILE_BYTES} a WGSL file may be"
+            )
+        return path.read_bytes().decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise CorpusError(f"not UTF-8 text (byte {exc.start})") from exc
+    except OSError as exc:
+        raise CorpusError(f"cannot read: {exc.strerror or exc}") from exc
+
+
+def _ensure_newline(text: str) -> str:
+    return text if text.endswith("\n") or not text else text + "\n"
+
+
+def _blank_enables(text: str) -> str:
+    """Replace `enable ...;` lines with empty comments so line numbers stay put."""
+    if "enable" not in text:
+        return text
+    lines = text.split("\n")
+    return "\n".join("// (enable hoisted by host)" if _ENABLE.match(ln) else ln for ln in lines)
+
+
+def _split_file(rel: str, text: str, injected: list[Piece]) -> list[Kernel]:
+    text = _ensure_newline(text)
+    lines = text.splitlines(keepends=True)
+    markers = [(i, m.group(1)) for i, ln in enumerate(lines) if (m := _MARKER.match(ln))]
+    if not markers:
+        return _plain_file_kernels(rel, text, injected)
+    local = Piece(rel, 1, "".join(lines[: markers[0][0]]))
+    kernels = []
+    for idx, (start, name) in enumerate(markers):
+        end = markers[idx + 1][0] if idx + 1 < len(markers) else len(lines)
+        body = Piece(rel, start + 1, "".join(lines[start:end]))
+        pieces = (*injected, *([local] if local.text else []), body)
+        kernel = Kernel(name=name, file=rel, line=start + 1, pieces=pieces)
+        _pick_entry(kernel, body.text, preferred=name)
+        kernels.append(kernel)
+    return kernels
+
+
+def _plain_file_kernels(rel: str, text: str, injected: list[Piece]) -> list[Kernel]:
+    pieces = (*injected, Piece(rel, 1, text))
+    probe = Kernel(name=Path(rel).stem, file=rel, line=1, pieces=pieces)
+    mod = probe.module
+    if mod is None:
+        probe.problem = _reflection_problem(probe)
+        return [probe]
+    if not mod.entry_points:
+        probe.problem = "no @compute entry point"
+        return [probe]
+    own = set(_entry_names(text, rel))
+    kernels = []
+    for ep in mod.entry_points.values():
+        if own and ep.name not in own:
+            continue  # an entry point that lives in a preamble is not this file's kernel
+        offset = sum(p.text.count("\n") for p in injected)
+        kernels.append(
+            Kernel(name=ep.name, file=rel, line=ep.line - offset, pieces=pieces, entry=ep.name)
+        )
+    return kernels
+
+
+def _entry_names(text: str, rel: str) -> list[str]:
+    """Names of the `@compute` functions written in this text itself (not in its preambles)."""
+    try:
+        toks = tokenize(text, rel)
+    except ReflectionError:
+        return []
+    names, compute = [], False
+    for i, t in enumerate(toks):
+        if t.text == "compute" and i and toks[i - 1].text == "@":
+            compute = True
+        elif t.text == "fn" and i + 1 < len(toks):
+            if compute:
+                names.append(toks[i + 1].text)
+            compute = False
+        elif t.text in (";", "}"):
+            compute = False
+    return names
+
+
+def _pick_entry(kernel: Kernel, own_text: str, preferred: str) -> None:
+    mod = kernel.module
+    if mod is None:
+        kernel.problem = _reflection_problem(kernel)
+        return
+    own = [n for n in _entry_names(own_text, kernel.file) if n in mod.entry_points]
+    if preferred in mod.entry_points:
+        kernel.entry = preferred
+    elif len(own) == 1:
+        kernel.entry = own[0]
+    elif not own:
+        kernel.problem = f"kernel section '{preferred}' has no @compute entry point"
+    else:
+        kernel.problem = (
+            f"kernel section '{preferred}' has {len(own)} @compute entry points "
+            f"({', '.join(own)}) and none is named '{preferred}'"
+        )
+
+
+def _reflection_problem(kernel: Kernel) -> str:
+    """The reflection error with its line mapped from module lines to the user's file."""
+    try:
+        reflect(kernel.text, kernel.file)
+    except ReflectionError as exc:
+        msg = str(exc)
+        m = re.match(r"^[^:]*:(\d+): (.*)$", msg, re.S)
+        if m:
+            _, smap = kernel.assemble()
+            file, line = smap.locate(int(m.group(1)))
+            return f"{file}:{line}: {m.group(2)}"
+        return msg
+    return "unknown reflection problem"

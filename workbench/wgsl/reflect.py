@@ -1,0 +1,649 @@
+"""Reflection by parsing: module-scope declarations of a WGSL module and what each entry point uses.
+
+wgpu has no reflection API, so this reads the declarations itself: `struct`, `alias`, `const`,
+`override`, resource `var`s with `@group/@binding`, and `fn`s with `@compute @workgroup_size`.
+Function bodies are not parsed, only scanned for the identifiers they mention, which is enough to
+find the bindings an entry point reaches through the functions it calls. Every failure is a
+`ReflectionError` naming the line.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import ClassVar
+
+from workbench.errors import ReflectionError
+from workbench.wgsl.scan import Token, line_of, tokenize
+from workbench.wgsl.types import (
+    SCALARS,
+    WType,
+    make_array,
+    make_atomic,
+    make_matrix,
+    make_scalar,
+    make_struct,
+    make_vector,
+    uniform_layout,
+    vector_shorthand,
+)
+
+SUBGROUP_WORDS = frozenset(
+    {
+        "subgroup_size",
+        "subgroup_invocation_id",
+        "subgroupAdd",
+        "subgroupExclusiveAdd",
+        "subgroupInclusiveAdd",
+        "subgroupMul",
+        "subgroupMax",
+        "subgroupMin",
+        "subgroupAnd",
+        "subgroupOr",
+        "subgroupXor",
+        "subgroupAll",
+        "subgroupAny",
+        "subgroupBallot",
+        "subgroupBroadcast",
+        "subgroupBroadcastFirst",
+        "subgroupElect",
+        "subgroupShuffle",
+        "subgroupShuffleDown",
+        "subgroupShuffleUp",
+        "subgroupShuffleXor",
+        "subgroupBarrier",
+        "quadBroadcast",
+        "quadSwapX",
+        "quadSwapY",
+        "quadSwapDiagonal",
+    }
+)
+F16_WORDS = frozenset(
+    {"f16", "vec2h", "vec3h", "vec4h"} | {f"mat{c}x{r}h" for c in "234" for r in "234"}
+)
+
+
+@dataclass(frozen=True)
+class Binding:
+    """One resource variable: where it binds, what it holds, and its layout."""
+
+    group: int
+    binding: int
+    name: str
+    space: str  # "storage" or "uniform"
+    access: str  # "read", "read_write" (storage) or "" (uniform)
+    type: WType
+    line: int
+
+    @property
+    def runtime_sized(self) -> bool:
+        return self.type.runtime_sized
+
+    @property
+    def element(self) -> WType:
+        """The array element type, or the type itself for a non-array binding."""
+        return self.type.element if self.type.kind == "array" and self.type.element else self.type
+
+    @property
+    def element_stride(self) -> int:
+        if self.type.kind == "array":
+            return self.type.stride(self.space == "uniform")
+        return self.type.size(self.space == "uniform")
+
+    @property
+    def fixed_size(self) -> int | None:
+        """Bytes of a fixed-size binding; None when runtime-sized."""
+        if self.runtime_sized:
+            return None
+        return self.type.size(self.space == "uniform")
+
+    @property
+    def signature(self) -> tuple[int, int, str, str, str]:
+        return (self.group, self.binding, self.space, self.access, self.type.text)
+
+
+@dataclass(frozen=True)
+class Override:
+    name: str
+    type: str
+    default: float | int | None
+    id: int | None
+
+
+@dataclass(frozen=True)
+class EntryPoint:
+    name: str
+    workgroup_size: tuple[int, int, int]
+    bindings: tuple[Binding, ...]  # those the entry point reaches, sorted by (group, binding)
+    line: int
+
+
+@dataclass
+class ModuleInfo:
+    """Everything reflection found in one module."""
+
+    bindings: dict[str, Binding] = field(default_factory=dict)
+    structs: dict[str, WType] = field(default_factory=dict)
+    consts: dict[str, float | int] = field(default_factory=dict)
+    overrides: dict[str, Override] = field(default_factory=dict)
+    entry_points: dict[str, EntryPoint] = field(default_factory=dict)
+    uses_f16: bool = False
+    uses_subgroups: bool = False
+
+    @property
+    def features(self) -> tuple[str, ...]:
+        """Device features the module needs (wgpu feature names)."""
+        need = []
+        if self.uses_f16:
+            need.append("shader-f16")
+        if self.uses_subgroups:
+            need.append("subgroup")
+        return tuple(need)
+
+
+@dataclass
+class _Fn:
+    name: str
+    attrs: dict[str, list[list[Token]]]
+    idents: set[str]
+    line: int
+
+
+def reflect(text: str, where: str = "<wgsl>") -> ModuleInfo:
+    """Reflect a whole module. `where` names the file (or module) in error messages."""
+    return _Parser(text, where).parse()
+
+
+class _Parser:
+    def __init__(self, text: str, where: str) -> None:
+        self.text = text
+        self.where = where
+        self.toks = tokenize(text, where)
+        self.i = 0
+        self.info = ModuleInfo()
+        self.aliases: dict[str, WType] = {}
+        self.fns: dict[str, _Fn] = {}
+
+    # -- token helpers -------------------------------------------------------------------------
+    def _err(self, msg: str, tok: Token | None = None) -> ReflectionError:
+        tok = tok or (self.toks[self.i] if self.i < len(self.toks) else None)
+        line = line_of(self.text, tok.offset) if tok else line_of(self.text, len(self.text))
+        return ReflectionError(f"{self.where}:{line}: {msg}")
+
+    def _peek(self, k: int = 0) -> Token | None:
+        j = self.i + k
+        return self.toks[j] if j < len(self.toks) else None
+
+    def _next(self) -> Token:
+        if self.i >= len(self.toks):
+            raise self._err("unexpected end of source")
+        tok = self.toks[self.i]
+        self.i += 1
+        return tok
+
+    def _expect(self, text: str) -> Token:
+        tok = self._next()
+        if tok.text != text:
+            # `>>` and `>=` close two things at once inside nested template lists.
+            if text == ">" and tok.text in (">>", ">=", ">>="):
+                rest = tok.text[1:]
+                self.toks.insert(self.i, Token("punct", rest, tok.offset + 1))
+                return Token("punct", ">", tok.offset)
+            raise self._err(f"expected '{text}' but found '{tok.text}'", tok)
+        return tok
+
+    def _accept(self, text: str) -> bool:
+        tok = self._peek()
+        if tok is not None and tok.text == text:
+            self.i += 1
+            return True
+        return False
+
+    def _ident(self) -> Token:
+        tok = self._next()
+        if tok.kind != "ident":
+            raise self._err(f"expected a name but found '{tok.text}'", tok)
+        return tok
+
+    def _skip_balanced(self, open_: str, close: str) -> list[Token]:
+        """Consume from an opening bracket to its match; returns the tokens inside."""
+        self._expect(open_)
+        depth, inner = 1, []
+        while True:
+            tok = self._next()
+            if tok.text == open_:
+                depth += 1
+            elif tok.text == close:
+                depth -= 1
+                if depth == 0:
+                    return inner
+            inner.append(tok)
+
+    def _skip_to_semicolon(self) -> list[Token]:
+        out = []
+        depth = 0
+        while True:
+            tok = self._next()
+            if tok.text in "({[":
+                depth += 1
+            elif tok.text in ")}]":
+                depth -= 1
+            elif tok.text == ";" and depth <= 0:
+                return out
+            out.append(tok)
+
+    # -- grammar -------------------------------------------------------------------------------
+    def parse(self) -> ModuleInfo:
+        words = {t.text for t in self.toks if t.kind == "ident"}
+        self.info.uses_f16 = bool(words & F16_WORDS) or any(
+            t.kind == "number" and t.text.endswith("h") and not t.text.startswith(("0x", "0X"))
+            for t in self.toks
+        )
+        self.info.uses_subgroups = bool(words & SUBGROUP_WORDS)
+        while self.i < len(self.toks):
+            self._global()
+        self._finish_entry_points()
+        return self.info
+
+    def _attributes(self) -> dict[str, list[list[Token]]]:
+        attrs: dict[str, list[list[Token]]] = {}
+        while self._accept("@"):
+            name = self._ident().text
+            args: list[list[Token]] = []
+            if self._peek() is not None and self._peek().text == "(":
+                inner = self._skip_balanced("(", ")")
+                args = _split_commas(inner)
+            attrs[name] = args
+        return attrs
+
+    def _global(self) -> None:
+        tok = self._peek()
+        if tok is None:
+            return
+        if tok.text == ";":
+            self.i += 1
+            return
+        if tok.text in ("enable", "requires", "diagnostic"):
+            self._skip_to_semicolon()
+            return
+        attrs = self._attributes()
+        tok = self._next()
+        word = tok.text
+        if word == "struct":
+            self._struct()
+        elif word == "alias":
+            name = self._ident().text
+            self._expect("=")
+            self.aliases[name] = self._type()
+            self._expect(";")
+        elif word == "const":
+            self._const()
+        elif word == "override":
+            self._override(attrs)
+        elif word == "var":
+            self._var(attrs, tok)
+        elif word == "fn":
+            self._fn(attrs, tok)
+        elif word == "const_assert":
+            self._skip_to_semicolon()
+        else:
+            raise self._err(f"unexpected '{word}' at module scope", tok)
+
+    def _struct(self) -> None:
+        name = self._ident().text
+        self._expect("{")
+        fields: list[tuple[str, WType]] = []
+        while not self._accept("}"):
+            self._attributes()
+            fname = self._ident().text
+            self._expect(":")
+            fields.append((fname, self._type()))
+            if not self._accept(","):
+                self._expect("}")
+                break
+        self._accept(";")
+        self.info.structs[name] = make_struct(name, fields)
+
+    def _const(self) -> None:
+        name = self._ident().text
+        if self._accept(":"):
+            self._type()
+        self._expect("=")
+        expr = self._skip_to_semicolon()
+        value = self._eval(expr)
+        if value is not None:
+            self.info.consts[name] = value
+
+    def _override(self, attrs: dict[str, list[list[Token]]]) -> None:
+        name = self._ident().text
+        tname = ""
+        if self._accept(":"):
+            tname = self._type().text
+        default = None
+        if self._accept("="):
+            default = self._eval(self._skip_to_semicolon())
+        else:
+            self._expect(";")
+        oid = None
+        if attrs.get("id"):
+            v = self._eval(attrs["id"][0])
+            oid = int(v) if v is not None else None
+        self.info.overrides[name] = Override(name, tname, default, oid)
+        if default is not None:
+            self.info.consts.setdefault(name, default)
+
+    def _var(self, attrs: dict[str, list[list[Token]]], at: Token) -> None:
+        space, access = "function", ""
+        if self._peek() is not None and self._peek().text == "<":
+            self._next()
+            space = self._ident().text
+            if self._accept(","):
+                access = self._ident().text
+            self._expect(">")
+        name = self._ident().text
+        vtype = None
+        if self._accept(":"):
+            vtype = self._type()
+        self._skip_to_semicolon()
+        if space not in ("storage", "uniform"):
+            return
+        if "group" not in attrs or "binding" not in attrs:
+            raise self._err(f"resource variable '{name}' needs @group and @binding", at)
+        if vtype is None:
+            raise self._err(f"resource variable '{name}' needs a type", at)
+        group = self._int_attr(attrs["group"], "group", at)
+        binding = self._int_attr(attrs["binding"], "binding", at)
+        if space == "storage" and not access:
+            access = "read"
+        if space == "uniform":
+            vtype = uniform_layout(vtype)
+        self.info.bindings[name] = Binding(
+            group, binding, name, space, access, vtype, line_of(self.text, at.offset)
+        )
+
+    def _int_attr(self, args: list[list[Token]], what: str, at: Token) -> int:
+        value = self._eval(args[0]) if args else None
+        if value is None or int(value) != value or value < 0:
+            raise self._err(f"@{what} needs a non-negative integer", at)
+        return int(value)
+
+    def _fn(self, attrs: dict[str, list[list[Token]]], at: Token) -> None:
+        name = self._ident().text
+        params = self._skip_balanced("(", ")")
+        while self._peek() is not None and self._peek().text != "{":
+            self._next()
+        body = self._skip_balanced("{", "}")
+        idents = {t.text for t in body if t.kind == "ident"}
+        idents |= {t.text for t in params if t.kind == "ident"}
+        self.fns[name] = _Fn(name, attrs, idents, line_of(self.text, at.offset))
+
+    # -- types and constant expressions --------------------------------------------------------
+    def _type(self) -> WType:
+        tok = self._ident()
+        name = tok.text
+        if name in SCALARS:
+            return make_scalar(name)
+        short = vector_shorthand(name)
+        if short is not None:
+            return short
+        if name in self.aliases:
+            return self.aliases[name]
+        if name in self.info.structs:
+            return self.info.structs[name]
+        if name.startswith("vec") and name[3:] in ("2", "3", "4"):
+            self._expect("<")
+            inner = self._type()
+            self._expect(">")
+            return make_vector(int(name[3:]), inner.text)
+        if name.startswith("mat") and len(name) == 6 and name[4] == "x":
+            self._expect("<")
+            inner = self._type()
+            self._expect(">")
+            return make_matrix(int(name[3]), int(name[5]), inner.text)
+        if name == "atomic":
+            self._expect("<")
+            inner = self._type()
+            self._expect(">")
+            return make_atomic(inner)
+        if name == "array":
+            self._expect("<")
+            elem = self._type()
+            count = None
+            if self._accept(","):
+                expr = []
+                depth = 0
+                while True:
+                    t = self._peek()
+                    if t is None:
+                        raise self._err("unterminated array type")
+                    if depth == 0 and t.text in (">", ">>", ">=", ">>="):
+                        break
+                    if t.text in "([":
+                        depth += 1
+                    elif t.text in ")]":
+                        depth -= 1
+                    expr.append(self._next())
+                value = self._eval(expr)
+                if value is None or value != int(value) or value <= 0:
+                    raise self._err("array length must be a positive constant", tok)
+                count = int(value)
+            self._expect(">")
+            return make_array(elem, count)
+        if name in ("ptr", "texture_2d", "sampler") or name.startswith("texture"):
+            if self._peek() is not None and self._peek().text == "<":
+                self._skip_template()
+            return WType("opaque", name)
+        raise self._err(f"unknown type '{name}'", tok)
+
+    def _skip_template(self) -> None:
+        self._expect("<")
+        depth = 1
+        while depth:
+            t = self._next()
+            if t.text == "<":
+                depth += 1
+            elif t.text == ">":
+                depth -= 1
+            elif t.text == ">>":
+                depth -= 2
+        if depth < 0:
+            raise self._err("unbalanced template list")
+
+    def _eval(self, expr: list[Token]) -> float | int | None:
+        """Value of a constant expression, or None when it is not one this evaluator knows."""
+        if not expr:
+            return None
+        try:
+            return _ConstEval(expr, self.info.consts).value()
+        except (ValueError, ZeroDivisionError, OverflowError, IndexError, KeyError, TypeError):
+            return None
+
+    # -- entry points ------------------------------------------------------------------------
+    def _finish_entry_points(self) -> None:
+        for fn in self.fns.values():
+            if "compute" not in fn.attrs:
+                continue
+            wg_args = fn.attrs.get("workgroup_size")
+            if not wg_args:
+                raise ReflectionError(
+                    f"{self.where}:{fn.line}: @compute fn '{fn.name}' has no @workgroup_size"
+                )
+            size = []
+            for arg in wg_args[:3]:
+                v = self._eval(arg)
+                if v is None or v != int(v) or v <= 0:
+                    text = " ".join(t.text for t in arg)
+                    raise ReflectionError(
+                        f"{self.where}:{fn.line}: cannot evaluate @workgroup_size argument "
+                        f"'{text}' (use literals, module-scope consts or overrides with defaults)"
+                    )
+                size.append(int(v))
+            while len(size) < 3:
+                size.append(1)
+            used = self._reachable_idents(fn.name)
+            bindings = sorted(
+                (b for n, b in self.info.bindings.items() if n in used),
+                key=lambda b: (b.group, b.binding),
+            )
+            self.info.entry_points[fn.name] = EntryPoint(
+                fn.name, (size[0], size[1], size[2]), tuple(bindings), fn.line
+            )
+
+    def _reachable_idents(self, root: str) -> set[str]:
+        seen_fns, idents, todo = {root}, set(), [root]
+        while todo:
+            fn = self.fns[todo.pop()]
+            idents |= fn.idents
+            for word in fn.idents:
+                if word in self.fns and word not in seen_fns:
+                    seen_fns.add(word)
+                    todo.append(word)
+        return idents
+
+
+def _split_commas(tokens: list[Token]) -> list[list[Token]]:
+    out: list[list[Token]] = [[]]
+    depth = 0
+    for t in tokens:
+        if t.text in "([":
+            depth += 1
+        elif t.text in ")]":
+            depth -= 1
+        if t.text == "," and depth == 0:
+            out.append([])
+        else:
+            out[-1].append(t)
+    return [a for a in out if a]
+
+
+class _ConstEval:
+    """Precedence-climbing evaluator for the integer/float constant expressions reflection needs."""
+
+    _BINARY: ClassVar[dict[str, int]] = {
+        "||": 1,
+        "&&": 2,
+        "|": 3,
+        "^": 4,
+        "&": 5,
+        "==": 6,
+        "!=": 6,
+        "<": 7,
+        ">": 7,
+        "<=": 7,
+        ">=": 7,
+        "<<": 8,
+        ">>": 8,
+        "+": 9,
+        "-": 9,
+        "*": 10,
+        "/": 10,
+        "%": 10,
+    }
+
+    def __init__(self, toks: list[Token], consts: dict[str, float | int]) -> None:
+        self.t = toks
+        self.i = 0
+        self.consts = consts
+
+    def value(self) -> float | int:
+        v = self._expr(0)
+        if self.i != len(self.t):
+            raise ValueError("trailing tokens")
+        return v
+
+    def _expr(self, min_prec: int) -> float | int:
+        lhs = self._unary()
+        while self.i < len(self.t):
+            op = self.t[self.i].text
+            prec = self._BINARY.get(op)
+            if prec is None or prec < min_prec:
+                break
+            self.i += 1
+            rhs = self._expr(prec + 1)
+            lhs = _apply(op, lhs, rhs)
+        return lhs
+
+    def _unary(self) -> float | int:
+        tok = self.t[self.i]
+        if tok.text in ("-", "+", "~", "!"):
+            self.i += 1
+            v = self._unary()
+            return {
+                "-": lambda x: -x,
+                "+": lambda x: x,
+                "~": lambda x: ~int(x),
+                "!": lambda x: int(not x),
+            }[tok.text](v)
+        if tok.text == "(":
+            self.i += 1
+            v = self._expr(0)
+            if self.t[self.i].text != ")":
+                raise ValueError("missing )")
+            self.i += 1
+            return v
+        self.i += 1
+        if tok.kind == "number":
+            return _number(tok.text)
+        if tok.kind == "ident":
+            if self.i < len(self.t) and self.t[self.i].text == "(":
+                self.i += 1
+                v = self._expr(0)
+                if self.t[self.i].text != ")":
+                    raise ValueError("call with several arguments")
+                self.i += 1
+                if tok.text in ("u32", "i32"):
+                    return int(v)
+                if tok.text in ("f32", "f16"):
+                    return float(v)
+                raise ValueError("unknown call")
+            return self.consts[tok.text]
+        raise ValueError("not a constant")
+
+
+def _apply(op: str, a: float | int, b: float | int) -> float | int:
+    if op == "/":
+        q = a / b
+        return int(q) if isinstance(a, int) and isinstance(b, int) else q
+    if op == "%":
+        return (
+            math.fmod(a, b)
+            if isinstance(a, float) or isinstance(b, float)
+            else int(math.fmod(a, b))
+        )
+    if op in ("<<", ">>") and (b < 0 or b > 63):
+        raise ValueError("shift out of range")
+    ops = {
+        "+": lambda: a + b,
+        "-": lambda: a - b,
+        "*": lambda: a * b,
+        "<<": lambda: int(a) << int(b),
+        ">>": lambda: int(a) >> int(b),
+        "&": lambda: int(a) & int(b),
+        "|": lambda: int(a) | int(b),
+        "^": lambda: int(a) ^ int(b),
+        "==": lambda: int(a == b),
+        "!=": lambda: int(a != b),
+        "<": lambda: int(a < b),
+        ">": lambda: int(a > b),
+        "<=": lambda: int(a <= b),
+        ">=": lambda: int(a >= b),
+        "&&": lambda: int(bool(a) and bool(b)),
+        "||": lambda: int(bool(a) or bool(b)),
+    }
+    result = ops[op]()
+    if isinstance(result, int) and abs(result) > 1 << 64:
+        raise OverflowError("constant too large")
+    return result
+
+
+def _number(text: str) -> float | int:
+    t = text.rstrip("uif") if not text.lower().startswith("0x") else text.rstrip("ui")
+    if t.endswith("h") and not text.lower().startswith("0x"):
+        return float(t[:-1])
+    if t.lower().startswith("0x"):
+        if "." in t or "p" in t.lower():
+            return float.fromhex(t)
+        return int(t, 16)
+    if any(c in t for c in ".eE") or text.endswith(("f", "h")):
+        return float(t)
+    return int(t)
