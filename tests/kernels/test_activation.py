@@ -25,6 +25,8 @@ SWIGLU = "swiglu_combine"
 # workgroup, so the bounds check matters.
 SMALL = [(1, 1), (1, 255), (1, 257), (4, 250)]
 SMALL_IDS = [f"n{s * d}" for s, d in SMALL]
+# Uploaded into outputs to show which elements a kernel wrote.
+SENTINEL = 12345.0
 
 # PyTorch 2.11 in float64: F.gelu(x, approximate="tanh"), F.silu(x) and their autograd
 # derivatives (recorded once on the GPU machine, where torch is installed).
@@ -71,6 +73,12 @@ def _assert_close(run, kernel: str, expected: dict[str, np.ndarray]) -> None:
         assert run.compare[out].ok, f"{kernel}: {out} max_abs {run.compare[out].max_abs}"
 
 
+def _assert_close_values(got: np.ndarray, want: np.ndarray, kernel: str, out: str) -> None:
+    """Like `_assert_close`, for a slice of an output (runs whose `n` was overridden)."""
+    tol = SPEC[kernel].tolerances[out]
+    np.testing.assert_allclose(got, want, rtol=tol.rtol, atol=tol.atol, err_msg=kernel)
+
+
 def _gelu(session, x: np.ndarray) -> np.ndarray:
     x = _row(x)
     return session.run(GELU, dims=_dims(1, x.size), inputs={"x": x}, seed=0).outputs["x"][0]
@@ -108,7 +116,7 @@ def test_reference_gelu_is_close_to_exact_gelu() -> None:
 def test_reference_silu_is_x_sigmoid_and_stable() -> None:
     x = np.linspace(-30, 30, 601)
     np.testing.assert_allclose(ref.silu(x), x / (1.0 + np.exp(-x)), rtol=1e-14, atol=1e-300)
-    with np.errstate(all="raise"):
+    with np.errstate(over="raise", invalid="raise", divide="raise"):
         big = np.array([-1e4, -1e3, 1e3, 1e4, 3e38, -3e38])
         s = ref.sigmoid(big)
     np.testing.assert_array_equal(s, [0.0, 0.0, 1.0, 1.0, 1.0, 0.0])
@@ -116,15 +124,26 @@ def test_reference_silu_is_x_sigmoid_and_stable() -> None:
 
 def test_reference_limits_and_nan() -> None:
     special = np.array([np.nan, np.inf, -np.inf, 1e4, -1e4, 100.0, -100.0])
-    np.testing.assert_array_equal(
-        ref.gelu(special), [np.nan, np.inf, 0.0, 1e4, 0.0, 100.0, 0.0]
-    )
+    np.testing.assert_array_equal(ref.gelu(special), [np.nan, np.inf, 0.0, 1e4, 0.0, 100.0, 0.0])
     np.testing.assert_array_equal(
         ref.silu(special), [np.nan, np.inf, 0.0, 1e4, 0.0, 100.0, -100.0 * np.exp(-100.0)]
     )
     # A product past the f32 range is what an f32 result would be: Inf.
-    got = ref.swiglu_combine_ref(np.array([1e20, -1e20]), np.array([1e20, 1e20]))
+    got = ref.swiglu_combine_ref(np.array([1e20, 1e20]), np.array([1e20, -1e20]))
     np.testing.assert_array_equal(got, [np.inf, -np.inf])
+
+
+def test_spec_shapes_grid_and_cost() -> None:
+    for spec in SPECS:
+        dims = spec.resolve_dims({"seq": 4, "d_ff": 300})
+        assert spec.uniforms(dims) == {"n": 1200}
+        assert spec.grid(dims) == (5, 1, 1)  # ceil(1200 / 256)
+        assert all(b.shape == (4, 300) for b in spec.buffers(dims).values())
+        assert spec.grid(spec.resolve_dims({})) == (6144, 1, 1)  # the seed's 512 x 3072
+        assert spec.grid(spec.resolve_dims({"seq": 0})) == (0, 1, 1)
+        assert set(spec.inputs(dims, 0)) | set(spec.zeroed) == set(spec.buffers(dims))
+    assert SPEC[GELU].cost({"seq": 2, "d_ff": 8}).bytes == 2 * 16 * 4  # x read and written
+    assert SPEC[SWIGLU].cost({"seq": 2, "d_ff": 8}).bytes == 3 * 16 * 4  # gate, up, hidden
 
 
 # ---- the kernels ------------------------------------------------------------------------------
@@ -155,23 +174,38 @@ def test_realistic_shape(session) -> None:
     _assert_close(run, SWIGLU, {"hidden": expected})
 
 
-def test_every_element_is_written_when_n_is_not_a_multiple_of_256(session) -> None:
-    """n = 257: the second workgroup has one live thread. Inputs chosen so that no output is 0,
-    so a skipped element would still hold the zero fill (hidden) or its input (x)."""
+def test_every_element_below_n_is_written(session) -> None:
+    """n = 257: the second workgroup has one live thread. The output starts as a sentinel (and
+    x in place is chosen so that gelu(x) != x), so a skipped element would show."""
     x = _row(np.linspace(0.5, 3.0, 257))
     got = session.run(GELU, dims=_dims(1, 257), inputs={"x": x}, seed=0).outputs["x"]
     assert np.all(got < x)  # gelu(x) < x for x > 0
     _assert_close_values(got, ref.gelu_inplace_ref(x), GELU, "x")
 
     gate, up = x, _row(np.linspace(-2.0, -1.0, 257))
-    run = session.run(SWIGLU, dims=_dims(1, 257), inputs={"gate": gate, "up": up}, seed=0)
-    assert np.all(run.outputs["hidden"] < 0)
-    _assert_close_values(run.outputs["hidden"], ref.swiglu_combine_ref(gate, up), SWIGLU, "hidden")
+    inputs = {"gate": gate, "up": up, "hidden": np.full_like(x, SENTINEL)}
+    hidden = session.run(SWIGLU, dims=_dims(1, 257), inputs=inputs, seed=0).outputs["hidden"]
+    assert not np.any(hidden == SENTINEL)
+    _assert_close_values(hidden, ref.swiglu_combine_ref(gate, up), SWIGLU, "hidden")
 
 
-def _assert_close_values(got: np.ndarray, want: np.ndarray, kernel: str, out: str) -> None:
-    tol = SPEC[kernel].tolerances[out]
-    np.testing.assert_allclose(got, want, rtol=tol.rtol, atol=tol.atol, err_msg=kernel)
+def test_elements_past_n_are_untouched(session) -> None:
+    """The uniform n set to 300 over 512-element buffers (grid of 2 workgroups, 212 threads
+    past n): elements below n are the kernel's, the others keep what was uploaded."""
+    n = 300
+    x = _row(np.linspace(-3.0, 3.0, 512))
+    run = session.run(GELU, dims=_dims(1, 512), inputs={"x": x}, sets={"n": n}, seed=0)
+    got = run.outputs["x"]
+    _assert_close_values(got[:, :n], ref.gelu_inplace_ref(x[:, :n]), GELU, "x")
+    np.testing.assert_array_equal(got[:, n:], x[:, n:])
+
+    gate, up = x, _row(np.linspace(1.0, 2.0, 512))
+    inputs = {"gate": gate, "up": up, "hidden": np.full_like(x, SENTINEL)}
+    run = session.run(SWIGLU, dims=_dims(1, 512), inputs=inputs, sets={"n": n}, seed=0)
+    hidden = run.outputs["hidden"]
+    want = ref.swiglu_combine_ref(gate[:, :n], up[:, :n])
+    _assert_close_values(hidden[:, :n], want, SWIGLU, "hidden")
+    np.testing.assert_array_equal(hidden[:, n:], SENTINEL)
 
 
 @pytest.mark.parametrize(("seq", "d_ff"), [(0, 3072), (512, 0)], ids=["seq0", "d_ff0"])

@@ -223,3 +223,14 @@ def test_w16_equals_f32_lookup_bitwise(session) -> None:
     np.testing.assert_array_equal(
         fwd16.outputs["out_w16"].view(np.uint32), fwd32.outputs["out"].view(np.uint32)
     )
+
+
+def test_grid_folded_past_65535_workgroups(session) -> None:
+    """65,600 * 256 elements need 65,600 workgroups: the host folds the grid into 2-D and
+    flat_id must still give every element exactly one thread."""
+    dims = _dims(65600, 256, 4096)
+    fwd = session.run(LOOKUP, dims=dims, seed=12)
+    np.testing.assert_array_equal(fwd.outputs["out"], fwd.inputs["table"][fwd.inputs["tokens"]])
+    bwd = session.run(BACKWARD, dims=dims, seed=12)
+    expected = ref.embed_backward(bwd.inputs["tokens"], bwd.inputs["grad_out"], 4096)
+    _assert_close(bwd, BACKWARD, {"grad_table": expected})

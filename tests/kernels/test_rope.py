@@ -137,8 +137,9 @@ def test_backward_undoes_forward(
 ) -> None:
     """The rotations are orthonormal: backward(forward(x)) = x up to f32 rounding.
 
-    Both kernels compute the same angle, so its error cancels and the bound is a few ULP of |x|,
-    far tighter than the tolerance against the float64 reference.
+    Both kernels compute the same angle, so its error cancels and the bound is a few ULP of |x|
+    (|x| < 5) plus cos^2 + sin^2 - 1, far tighter than the tolerance against the float64
+    reference: measured 7e-7 on lavapipe and 1.9e-6 on an H100.
     """
     backward = BACKWARD_OF[forward]
     binding, grad_binding = KERNELS[forward][0], KERNELS[backward][0]
@@ -146,7 +147,7 @@ def test_backward_undoes_forward(
     fwd = session.run(forward, dims=dims, seed=seq)
     bwd = session.run(backward, dims=dims, inputs={grad_binding: fwd.outputs[binding]}, seed=0)
     x = fwd.inputs[binding]
-    np.testing.assert_allclose(bwd.outputs[grad_binding], x, rtol=0, atol=2e-6)
+    np.testing.assert_allclose(bwd.outputs[grad_binding], x, rtol=0, atol=5e-6)
     assert not np.array_equal(fwd.outputs[binding][1:], x[1:]), "the forward must turn"
 
 

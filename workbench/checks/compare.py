@@ -138,7 +138,8 @@ def compare(
     same_special = (~g_fin & ~r_fin) & ((np.isnan(g) & np.isnan(ref)) | (g == ref))
     nonfinite_bad = ~both & ~same_special
 
-    diff = np.where(both, np.abs(g - ref), 0.0)
+    with np.errstate(invalid="ignore", over="ignore"):
+        diff = np.where(both, np.abs(g - ref), 0.0)
     allowed = atol + rtol * np.abs(np.where(r_fin, ref, 0.0))
     value_bad = both & (diff > allowed)
     bad = value_bad | nonfinite_bad

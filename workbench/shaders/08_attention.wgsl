@@ -10,9 +10,11 @@
 // Bindings: 0 Q (read), 1 K (read), 2 V (read), 3 O (read_write), 4 LSE (read_write),
 // 5 dims: vec4<u32>(seq_len, n_heads, n_kv_heads, head_dim), 6 params: vec4<f32>(scale, _, _, _),
 // 7 seg: array<u32> (read).
-
+//
 // Keys are visited in blocks of WG with an online softmax (running max m, running sum l), so any
-// sequence length works with fixed workgroup memory.
+// sequence length works with fixed workgroup memory. Reductions use the barrier trees of
+// 00_shared.wgsl (wg_reduce_max, wg_reduce_sum): right for any subgroup size.
+
 const MAX_HEAD_DIM: u32 = 256u;
 
 // A finite stand-in for -inf: exp(NEG_BIG - finite) is exactly 0 and no inf - inf can appear.

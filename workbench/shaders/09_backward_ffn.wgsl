@@ -22,7 +22,8 @@ fn silu_derivative_from(v: f32, s: f32) -> f32 {
 }
 
 // d/dx [0.5 x (1 + tanh(u))], u = sqrt(2/pi) (x + 0.044715 x^3):
-//   0.5 (1 + tanh(u)) + 0.5 x sech^2(u) u',   sech^2 = 1 - tanh^2,   u' = sqrt(2/pi) (1 + 3 * 0.044715 x^2).
+//   0.5 (1 + tanh(u)) + 0.5 x sech^2(u) u',
+//   sech^2 = 1 - tanh^2,   u' = sqrt(2/pi) (1 + 3 * 0.044715 x^2).
 // x is clamped to +-100 as in the forward: tanh is exactly +-1 there, so the result is exactly
 // 1 above and 0 below, and x^3 stays far from overflow.
 fn gelu_derivative(v: f32) -> f32 {

@@ -77,11 +77,11 @@ fn causal_conv1d_fwd(@builtin(global_invocation_id) gid: vec3<u32>,
 //   dx[p]        = sum_k weight[k] * g[p + W - 1 - k]
 //   dweight[k]  += x[p - (W - 1) + k] * g[p]
 //   dbias       += g[p]
-// dweight/dbias are summed per invocation, then over the workgroup with a workgroup-memory tree
-// (correct for any subgroup size), then across workgroups with a CAS-loop f32 add on
-// array<atomic<u32>> (the host zero-fills both). The deterministic mode has a single workgroup per
-// channel, so it stores its total with atomicStore: no float add is reordered and the result is
-// bitwise reproducible.
+// dweight/dbias are summed per invocation, then over the workgroup with the workgroup-memory
+// tree of wg_reduce_sum (correct for any subgroup size), then across workgroups with a CAS-loop
+// f32 add on array<atomic<u32>> (the host zero-fills both). The deterministic mode has a single
+// workgroup per channel, so it stores its total with atomicStore: no float add is reordered and
+// the result is bitwise reproducible.
 
 @group(0) @binding(0) var<storage, read> x: array<f32>;
 @group(0) @binding(1) var<storage, read> weight: array<f32>;
@@ -101,24 +101,6 @@ const HALO: u32 = MAX_W - 1u;
 
 var<workgroup> sx: array<f32, CHUNK + HALO>;
 var<workgroup> sg: array<f32, CHUNK + HALO>;
-var<workgroup> red: array<f32, WG>;
-
-// Sum of red[0..WG) returned to every invocation: a tree over workgroup memory with barriers.
-// Called from uniform control flow by all invocations, each having written red[lid]. It names
-// `red` directly because naga refuses pointers to workgroup memory as function arguments.
-fn reduce_red(lid: u32) -> f32 {
-    workgroupBarrier();
-    for (var stride = WG / 2u; stride > 0u; stride = stride / 2u) {
-        if (lid < stride) {
-            red[lid] += red[lid + stride];
-        }
-        workgroupBarrier();
-    }
-    let total = red[0];
-    // No invocation may overwrite red[0] for the next sum before everyone has read this one.
-    workgroupBarrier();
-    return total;
-}
 
 fn cas_add_dweight(idx: u32, v: f32) {
     var old = atomicLoad(&dweight[idx]);
@@ -253,8 +235,7 @@ fn causal_conv1d_bwd(@builtin(local_invocation_index) lid: u32,
     }
 
     for (var k = 0u; k < width; k++) {
-        red[lid] = dw[k];
-        let total = reduce_red(lid);
+        let total = wg_reduce_sum(dw[k], lid);
         if (lid == 0u) {
             if (deterministic) {
                 atomicStore(&dweight[c * width + k], bitcast<u32>(total));
@@ -264,8 +245,7 @@ fn causal_conv1d_bwd(@builtin(local_invocation_index) lid: u32,
         }
     }
     if (has_bias) {
-        red[lid] = db;
-        let total = reduce_red(lid);
+        let total = wg_reduce_sum(db, lid);
         if (lid == 0u) {
             if (deterministic) {
                 atomicStore(&dbias[c], bitcast<u32>(total));

@@ -12,15 +12,15 @@ import math
 
 import numpy as np
 
-from workbench.specs.base import Buffer, Cost, Dim, Dims, KernelSpec, Tol
+from workbench.specs.base import Arrays, Buffer, Cost, Dim, Dims, KernelSpec, Tol
 from workbench.specs.refs import embedding as ref
 
 FILE = "01_embedding.wgsl"
 WG = 256
 
-# Defaults from the seed (seq 512, d_model 768, vocab 16384). The upper limits keep every index
-# below 2**32; the adapter's storage-binding limit (128 MiB on lavapipe) usually bites first, on
-# the table (vocab * d_model elements).
+# Defaults from the seed (seq 512, d_model 768, vocab 16384). The kernels index in u32; that cannot
+# overflow because every buffer must fit one storage binding (at most 2 GiB, 2**29 elements; 128
+# MiB on lavapipe), which the host checks before allocating.
 DIMS = (
     Dim("seq", 512, lo=0, hi=1 << 20, doc="tokens in the sequence"),
     Dim("d_model", 768, lo=1, hi=1 << 16, doc="embedding width"),
@@ -85,7 +85,7 @@ def _lookup_spec(name: str, suffix: str, table_dtype: str, doc: str) -> KernelSp
         rng = np.random.default_rng(seed)
         return {tok: _tokens(rng, dims), tab: _table(rng, dims, table_dtype)}
 
-    def reference(dims: Dims, arrays) -> dict[str, np.ndarray]:
+    def reference(dims: Dims, arrays: Arrays) -> dict[str, np.ndarray]:
         return {out: ref.embed_lookup(arrays[tok], arrays[tab])}
 
     def cost(dims: Dims) -> Cost:
@@ -132,7 +132,7 @@ def _backward_inputs(dims: Dims, seed: int) -> dict[str, np.ndarray]:
     return {"tokens": _tokens(rng, dims), "grad_out": grad_out}
 
 
-def _backward_reference(dims: Dims, arrays) -> dict[str, np.ndarray]:
+def _backward_reference(dims: Dims, arrays: Arrays) -> dict[str, np.ndarray]:
     return {"grad_table": ref.embed_backward(arrays["tokens"], arrays["grad_out"], dims["vocab"])}
 
 

@@ -25,15 +25,15 @@ FILE = "09_backward_ffn.wgsl"
 GELU_BWD_FLOPS = 18
 SWIGLU_BWD_FLOPS = 12
 
-# Measured with seeds 0-2 at 512 x 3072 and grad = 1 over an x grid on [-12, 12]: grad_pre at
-# most 2.9e-6 absolute on lavapipe (9e-7 on an H100 through Vulkan); beyond rtol 1.3e-6,
-# grad_gate needs at most 1.2e-7 absolute on both and grad_up none (7e-7 relative at most).
+# Measured with seeds 0-4 at 512 x 3072 and grad = 1 over an x grid on [-12, 12]: grad_pre at
+# most 3.7e-6 absolute on lavapipe (9e-7 on an H100 through Vulkan, seeds 0-2); beyond rtol
+# 1.3e-6, grad_gate needs at most 1.9e-7 absolute and grad_up none (7e-7 relative at most).
 GELU_BWD_TOL = Tol(
     rtol=1.3e-6,
     atol=1e-5,
     why="gelu' has two cancellations, 1 + tanh(u) and sech^2 = 1 - tanh^2(u), so tanh's absolute "
     "error (WGSL: inherited from exp, several ULP) reaches the result scaled by about "
-    "|x| u'(x) |grad|: lavapipe is at most 2.9e-6 off for N(0,1) inputs (H100: 9e-7), and the "
+    "|x| u'(x) |grad|: lavapipe is at most 3.7e-6 off for N(0,1) inputs (H100: 9e-7), and the "
     "error grows with the largest |grad|, i.e. with n; 1e-5 is PyTorch's f32 atol. Clamping x "
     "to +-100 changes nothing: tanh is exactly +-1 there, so gelu' is exactly 1 above and 0 "
     "below in f32 and in float64",
@@ -43,7 +43,7 @@ SILU_BWD_TOL = Tol(
     atol=1e-6,
     why="one exp (WGSL bound (3 + 2|x|) ULP) in the sigmoid; silu' = s (1 + x (1 - s)) cancels "
     "near its root x = -1.278, where the error is absolute: lavapipe and an H100 need at most "
-    "1.2e-7 beyond rtol 1.3e-6 for N(0,1) inputs; the atol also covers a conforming GPU's "
+    "2e-7 beyond rtol 1.3e-6 for N(0,1) inputs; the atol also covers a conforming GPU's "
     "coarser exp for negative gate",
 )
 
