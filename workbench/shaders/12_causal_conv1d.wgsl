@@ -167,13 +167,16 @@ fn causal_conv1d_bwd(@builtin(local_invocation_index) lid: u32,
         for (var chunk = n_chunks; chunk > 0u; chunk--) {
             let c0 = (chunk - 1u) * CHUNK;
 
-            // Stage x for the chunk and its history.
+            // Stage x for the chunk and its history; this invocation's dout values only feed its
+            // own g, so they go to registers in the same pass.
+            var dv = array<f32, PER_LANE>();
             for (var e = 0u; e < PER_LANE; e++) {
                 let i = lid + e * WG;
                 let p = c0 + i;
                 var v = 0.0;
                 if (p < seqlen) {
                     v = x[row + p];
+                    dv[e] = dout[row + p];
                 }
                 sx[HALO + i] = v;
             }
@@ -190,17 +193,15 @@ fn causal_conv1d_bwd(@builtin(local_invocation_index) lid: u32,
             for (var e = 0u; e < PER_LANE; e++) {
                 let i = lid + e * WG;
                 let p = c0 + i;
-                var g = 0.0;
-                if (p < seqlen) {
-                    g = dout[row + p];
-                    if (silu) {
-                        var z = bias_c;
-                        for (var k = 0u; k < width; k++) {
-                            z += w[k] * sx[i + off + k];
-                        }
-                        let s = sigmoid(z);
-                        g *= s * (1.0 + z * (1.0 - s));
+                // dv[e] is 0 past seqlen, so the look-ahead there reads zeros.
+                var g = dv[e];
+                if (silu && p < seqlen) {
+                    var z = bias_c;
+                    for (var k = 0u; k < width; k++) {
+                        z += w[k] * sx[i + off + k];
                     }
+                    let s = sigmoid(z);
+                    g *= s * (1.0 + z * (1.0 - s));
                 }
                 sg[i] = g;
             }

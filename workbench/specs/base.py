@@ -2,8 +2,9 @@
 
 A `KernelSpec` names a kernel's dimensions, the shape and host dtype of every storage binding,
 how inputs are generated (seeded), the values of its uniforms, its dispatch grid, which bindings
-are outputs, a float64 reference, tolerances per output (with the reason), a cost model and, for
-backward kernels, the link to their forward used by gradient checks.
+are outputs, a float64 reference, tolerances per output (with the reason) and a cost model. A
+`GradLink` ties a backward kernel to its forward for gradient checks (the links live in
+`workbench.specs.grads`, keyed by kernel name).
 
 The binding *signature* (order, address space, access, element type) is not written here: the
 registry reflects it from the shipped WGSL, so a spec and its shipped kernel can never disagree.
@@ -71,20 +72,30 @@ class Cost:
 class GradLink:
     """How a backward kernel relates to its forward, for gradient checks.
 
-    The scalar loss is `L = sum_k <upstream_k, forward_k(primals)>`. `forward_ref` computes the
-    forward outputs in float64 from the backward's own inputs plus `primals` (forward inputs the
-    backward kernel does not bind, e.g. the rotated vector for RoPE). `upstream` maps each forward
-    output to the backward binding that carries dL/d(that output); `wrt` maps each gradient
-    output of the backward kernel to the input (or primal) it differentiates.
+    The scalar loss is `L = sum_k <arrays[upstream[k]], forward_ref(dims, arrays)[k]>`: `arrays`
+    holds the backward kernel's inputs plus `primals` (forward inputs the backward does not bind,
+    e.g. the table for an embedding gradient), and each forward output k is paired with the
+    backward input that carries dL/d(that output). `wrt` maps each gradient output of the
+    backward kernel to the array it differentiates, so that output must equal dL/d(that array).
+
+    `saved` recomputes, from the other arrays, backward inputs that are results of the forward
+    (attention's LSE, the P/dS scratch), so they stay consistent with the primals whatever inputs
+    the case was given. `forward_kernel` names the GPU forward kernel for a second, f32 check;
+    its outputs carry the names of `forward_ref`'s, and `forward_inputs` maps its input bindings
+    to array names where they differ (gelu_inplace's `x` is the backward's `pre_gelu`).
+    `grad_dims` are small dims the check uses when the case itself is too big to differentiate
+    numerically (each sample costs two forward evaluations).
     """
 
     forward_ref: Callable[[Dims, Arrays], dict[str, np.ndarray]]
     upstream: Mapping[str, str]
     wrt: Mapping[str, str]
     primals: Callable[[Dims, int], dict[str, np.ndarray]] | None = None
+    saved: Callable[[Dims, Arrays], dict[str, np.ndarray]] | None = None
     forward_kernel: str | None = None
-    to_forward: Callable[[Dims, Arrays], tuple[dict[str, int], dict[str, np.ndarray]]] | None = None
-    from_forward: Callable[[Dims, Arrays], dict[str, np.ndarray]] | None = None
+    forward_inputs: Mapping[str, str] = field(default_factory=dict)
+    grad_dims: Mapping[str, int] = field(default_factory=dict)
+    doc: str = ""
 
 
 @dataclass(frozen=True)
@@ -103,7 +114,6 @@ class KernelSpec:
     tolerances: Mapping[str, Tol]
     cost: Callable[[Dims], Cost]
     zeroed: tuple[str, ...] = ()
-    grad: GradLink | None = None
     special: Mapping[str, str] = field(default_factory=dict)
     doc: str = ""
 
