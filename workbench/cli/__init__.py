@@ -11,7 +11,13 @@ import sys
 from workbench.errors import WorkbenchError
 
 # Subcommand modules, in the order `workbench --help` lists them.
-COMMANDS = ("workbench.cli.ui", "workbench.cli.info", "workbench.cli.run")
+COMMANDS = (
+    "workbench.cli.ui",
+    "workbench.cli.info",
+    "workbench.cli.run",
+    "workbench.cli.check",
+    "workbench.cli.fixtures",
+)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -18,9 +18,8 @@ import numpy as np
 from workbench.specs.base import Arrays, Dims, GradLink
 from workbench.specs.refs import activation as act
 from workbench.specs.refs import attention as attn
-from workbench.specs.refs import conv1d
+from workbench.specs.refs import conv1d, rope
 from workbench.specs.refs import embedding as emb
-from workbench.specs.refs import rope
 from workbench.specs.rope import ROPE_BASE
 
 # The token table around N(0, 0.02), as the embedding spec initialises it (GPT-2, llm.c).
@@ -93,17 +92,13 @@ def _scale(dims: Dims) -> float:
 
 
 def _attention_forward(dims: Dims, arrays: Arrays) -> dict[str, np.ndarray]:
-    out = attn.attention_forward(
-        arrays["Q"], arrays["K"], arrays["V"], arrays["seg"], _scale(dims)
-    )
+    out = attn.attention_forward(arrays["Q"], arrays["K"], arrays["V"], arrays["seg"], _scale(dims))
     return {"O": out["O"]}
 
 
 def _saved_lse(dims: Dims, arrays: Arrays) -> dict[str, np.ndarray]:
     """The LSE the forward would have saved for these Q, K, rounded to f32 as it is stored."""
-    out = attn.attention_forward(
-        arrays["Q"], arrays["K"], arrays["V"], arrays["seg"], _scale(dims)
-    )
+    out = attn.attention_forward(arrays["Q"], arrays["K"], arrays["V"], arrays["seg"], _scale(dims))
     return {"LSE": out["LSE"].astype(np.float32)}
 
 
@@ -135,7 +130,9 @@ ATTENTION_GRAD_DIMS = {"seq": 40, "n_heads": 4, "n_kv_heads": 2, "head_dim": 16,
 
 def _conv_forward(dims: Dims, arrays: Arrays) -> dict[str, np.ndarray]:
     bias = arrays["bias"] if dims["bias"] else None
-    return {"out": conv1d.causal_conv1d_fwd(arrays["x"], arrays["weight"], bias, bool(dims["silu"]))}
+    return {
+        "out": conv1d.causal_conv1d_fwd(arrays["x"], arrays["weight"], bias, bool(dims["silu"]))
+    }
 
 
 # 1,030 steps: two chunks of the backward's reverse walk (1,024 steps each), the second partial.

@@ -1,0 +1,142 @@
+"""The compare check: each output of one run against its float64 reference, as `CheckResult`s.
+
+The figures come from `workbench.checks.compare` (max abs/rel error, ULP distance, count outside
+tolerance, NaN/Inf by position). The table lists the mismatches worst first with named indices;
+when every element is within tolerance it lists the largest errors instead, so there is always
+something to look at. The same rendering serves the across-adapters check.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from workbench.checks.compare import Comparison, name_index
+from workbench.checks.result import CheckResult, fmt_err, fmt_val, skipped
+from workbench.session import Run
+
+COLUMNS = ("index", "got", "reference", "|Δ|", "rel", "ULP", "note")
+ROWS_SHOWN = 10
+
+
+def compare_results(run: Run) -> list[CheckResult]:
+    """One result per compared output; a skipped one for a kernel without a reference."""
+    if run.case.spec is None:
+        return [
+            skipped(
+                "compare", run.case.name, "no spec matches this kernel, so there is no reference"
+            )
+        ]
+    out = []
+    for name, cmp in run.compare.items():
+        out.append(
+            comparison_result(
+                "compare",
+                name,
+                cmp,
+                run.outputs[name],
+                run.reference[name],
+                run.case.plan(name).axes,
+            )
+        )
+    return out
+
+
+def comparison_result(
+    kind: str,
+    name: str,
+    cmp: Comparison,
+    got: np.ndarray,
+    ref: np.ndarray,
+    axes: tuple[str, ...],
+    labels: tuple[str, str] = ("got", "reference"),
+) -> CheckResult:
+    """A `Comparison` as a result: summary, every figure, and the worst elements as rows."""
+    rows = [
+        (
+            m.named,
+            fmt_val(m.got),
+            fmt_val(m.ref),
+            fmt_err(m.abs_err),
+            fmt_err(m.rel_err),
+            "" if m.ulp is None else f"{m.ulp:,}",
+            _describe(m.got, m.ref),
+        )
+        for m in cmp.worst[:ROWS_SHOWN]
+    ]
+    if cmp.n_bad > len(rows):
+        rows.append((f"… {cmp.n_bad - len(rows):,} more outside tolerance", "", "", "", "", "", ""))
+    largest = [] if cmp.n_bad else _largest_errors(got, ref, axes)
+    if not cmp.n_bad:
+        rows = [(*r, "within tolerance") for r in largest]
+    details = cmp.to_json() | {"largest": [dict(zip(COLUMNS[:6], r, strict=True)) for r in largest]}
+    details["labels"] = list(labels)
+    columns = ("index", labels[0], labels[1], "|Δ|", "rel", "ULP", "note")
+    return CheckResult(kind, name, cmp.ok, summarize(cmp), details, columns, rows)
+
+
+def summarize(cmp: Comparison) -> str:
+    """`grad_gate: max|Δ| 2.4e-07 rel 3.1e-07 ≤3 ULP, 0/1,572,864 outside (rtol 1.3e-06, atol 1e-06) ok`."""
+    # ULPs are counted where the relative term governs; elsewhere atol is the figure.
+    ulp = f" ≤{cmp.max_ulp:,} ULP" if cmp.max_ulp else ""
+    line = (
+        f"{cmp.name}: max|Δ| {fmt_err(cmp.max_abs)} rel {fmt_err(cmp.max_rel)}{ulp}, "
+        f"{cmp.n_bad:,}/{cmp.n_total:,} outside (rtol {cmp.rtol:g}, atol {cmp.atol:g})"
+    )
+    if cmp.n_bad:
+        line += f" = {100 * cmp.frac_bad:.3g}%"
+    if cmp.n_nonfinite_mismatch:
+        line += f", {cmp.n_nonfinite_mismatch:,} NaN/Inf not where the reference has them"
+    if cmp.worst:
+        line += f"; worst {cmp.worst[0].named}"
+    return line + (" ok" if cmp.ok else " FAIL")
+
+
+def _describe(got: float, ref: float) -> str:
+    """What kind of mismatch: a value off, or a NaN/Inf where the other side differs."""
+
+    def kind(x: float) -> str:
+        if math.isnan(x):
+            return "NaN"
+        if math.isinf(x):
+            return "+Inf" if x > 0 else "-Inf"
+        return "finite"
+
+    g, r = kind(got), kind(ref)
+    if g == r == "finite":
+        return "value"
+    return f"{g} where reference is {r}"
+
+
+def _largest_errors(
+    got: np.ndarray, ref: np.ndarray, axes: tuple[str, ...], k: int = 5
+) -> list[tuple[str, ...]]:
+    """The k largest |Δ| among elements finite on both sides, as display rows."""
+    g = np.asarray(got, dtype=np.float64)
+    r = np.asarray(ref, dtype=np.float64).reshape(g.shape)
+    if g.size == 0:
+        return []
+    with np.errstate(invalid="ignore"):
+        diff = np.where(np.isfinite(g) & np.isfinite(r), np.abs(g - r), -1.0).ravel()
+    k = min(k, diff.size)
+    top = np.argpartition(-diff, k - 1)[:k]
+    top = top[np.argsort(-diff[top], kind="stable")]
+    rows = []
+    for flat in top:
+        if diff[flat] <= 0:
+            break
+        idx = tuple(int(v) for v in np.unravel_index(flat, g.shape))
+        gv, rv = float(g.ravel()[flat]), float(r.ravel()[flat])
+        rel = diff[flat] / abs(rv) if rv != 0 else math.inf
+        rows.append(
+            (
+                name_index(idx, axes),
+                fmt_val(gv),
+                fmt_val(rv),
+                fmt_err(float(diff[flat])),
+                fmt_err(rel),
+                "",
+            )
+        )
+    return rows

@@ -1,0 +1,126 @@
+"""What every check returns: `CheckResult` (one output or scenario) and `CheckReport` (one case).
+
+A result carries a one-line summary with units, every figure in `details` (JSON-able), and a
+table (`columns`, `rows` of display strings) so a UI can show any result without knowing its kind.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+CHECK_KINDS = ("compare", "grad", "special", "determinism", "adapters")
+DEFAULT_WHAT = ("compare", "grad", "special", "determinism")
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    """One verdict: an output compared, a gradient checked, a scenario run."""
+
+    kind: str  # one of CHECK_KINDS
+    name: str  # the output, gradient or scenario it is about
+    ok: bool
+    summary: str
+    details: dict[str, Any] = field(default_factory=dict)
+    columns: tuple[str, ...] = ()
+    rows: list[tuple[str, ...]] = field(default_factory=list)
+    skipped: bool = False  # not run (missing feature, nothing to check); ok stays True
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "kind": self.kind,
+            "name": self.name,
+            "ok": self.ok,
+            "skipped": self.skipped,
+            "summary": self.summary,
+            "details": jsonable(self.details),
+            "columns": list(self.columns),
+            "rows": [list(r) for r in self.rows],
+        }
+
+
+def skipped(kind: str, name: str, why: str, **details: Any) -> CheckResult:
+    """A check that did not run, and why; it does not fail the report."""
+    return CheckResult(
+        kind, name, True, f"{name}: skipped: {why}", {"why": why, **details}, (), [], True
+    )
+
+
+@dataclass
+class CheckReport:
+    """Every check of one case."""
+
+    kernel: str
+    file: str
+    adapter: str  # the adapter's label
+    dims: dict[str, int]
+    results: list[CheckResult] = field(default_factory=list)
+    elapsed_s: float = 0.0
+    notes: list[str] = field(default_factory=list)
+    cancelled: bool = False
+
+    @property
+    def ok(self) -> bool:
+        return not self.cancelled and all(r.ok for r in self.results)
+
+    @property
+    def failed(self) -> list[CheckResult]:
+        return [r for r in self.results if not r.ok]
+
+    def of_kind(self, kind: str) -> list[CheckResult]:
+        return [r for r in self.results if r.kind == kind]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "kernel": self.kernel,
+            "file": self.file,
+            "adapter": self.adapter,
+            "dims": dict(self.dims),
+            "ok": self.ok,
+            "cancelled": self.cancelled,
+            "elapsed_s": self.elapsed_s,
+            "notes": list(self.notes),
+            "results": [r.to_json() for r in self.results],
+        }
+
+
+def jsonable(value: Any) -> Any:
+    """Plain JSON types; NaN and infinities as the strings "nan", "inf", "-inf"."""
+    if isinstance(value, dict):
+        return {str(k): jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [jsonable(v) for v in value]
+    if isinstance(value, np.ndarray):
+        return jsonable(value.tolist())
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, float) and not math.isfinite(value):
+        return "nan" if math.isnan(value) else ("inf" if value > 0 else "-inf")
+    if value is None or isinstance(value, (str, int, float, bool)):
+        return value
+    return str(value)
+
+
+def fmt_err(x: float) -> str:
+    """An error figure: two significant digits in exponent form (`2.1e-06`), or 0."""
+    if math.isnan(x):
+        return "nan"
+    if math.isinf(x):
+        return "inf"
+    if x == 0:
+        return "0"
+    return f"{x:.1e}"
+
+
+def fmt_val(x: float) -> str:
+    """A value beside its reference: enough digits to see an f32 difference."""
+    if math.isnan(x):
+        return "NaN"
+    if math.isinf(x):
+        return "+Inf" if x > 0 else "-Inf"
+    if x == 0:
+        return "-0" if math.copysign(1.0, x) < 0 else "0"
+    return f"{x:.7g}"

@@ -1,0 +1,317 @@
+"""`workbench check KERNEL` and `workbench check --all`: correctness checks from the command line.
+
+Runs `workbench.checks.check_case` (compare, gradients, special values, determinism, and across
+adapters with --against-adapter) and prints each verdict; failures come with their worst elements.
+Exit 0 when everything passes, 1 when a check fails, 2 for user errors. Progress goes to stderr
+(a live line on a terminal, a line every few seconds otherwise), never into --json output.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from collections import defaultdict
+
+from workbench.checks import CHECK_KINDS, DEFAULT_WHAT, CheckReport, check_case
+from workbench.checks.determinism import DEFAULT_REPEATS
+from workbench.checks.result import CheckResult
+from workbench.checks.runner import parse_what
+from workbench.checks.sizing import small_dims
+from workbench.checks.special import parse_injection
+from workbench.cli.common import add_corpus_adapter, open_session, parse_pairs, print_json
+from workbench.errors import MissingFeatureError, UserError, WorkbenchError
+from workbench.recipes import RECIPES
+from workbench.session import Case, Session
+
+ROWS_SHOWN = 5
+# Failing special-value scenarios shown in full without -v.
+SPECIAL_SHOWN = 3
+# Seconds between progress lines when stderr is not a terminal.
+PROGRESS_EVERY_S = 5.0
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "check",
+        help="check kernels: compare, gradients, special values, determinism, across adapters",
+    )
+    p.add_argument(
+        "kernel", nargs="?", metavar="KERNEL", help="kernel name (FILE:NAME when ambiguous)"
+    )
+    p.add_argument("--all", action="store_true", help="check every kernel of the corpus")
+    p.add_argument("--quick", action="store_true", help="small dims for every kernel (CI-sized)")
+    add_corpus_adapter(p)
+    p.add_argument("--dim", action="append", default=[], metavar="NAME=V", help="set a dimension")
+    p.add_argument(
+        "--size",
+        action="append",
+        default=[],
+        metavar="BINDING=N",
+        help="elements of a binding (ad hoc)",
+    )
+    p.add_argument(
+        "--set", action="append", default=[], metavar="UNIFORM.FIELD=V", help="set a uniform value"
+    )
+    p.add_argument(
+        "--input",
+        action="append",
+        default=[],
+        metavar="BINDING=RECIPE",
+        help="fill a binding: " + ", ".join(RECIPES),
+    )
+    p.add_argument("--seed", type=int, default=0, help="seed for generated inputs (default 0)")
+    p.add_argument("--adhoc", action="store_true", help="ignore the spec and run the kernel ad hoc")
+    p.add_argument(
+        "--what",
+        default=",".join(DEFAULT_WHAT),
+        metavar="LIST",
+        help=f"checks to run, comma-separated from {', '.join(CHECK_KINDS)} "
+        f"(default {','.join(DEFAULT_WHAT)})",
+    )
+    p.add_argument(
+        "--against-adapter",
+        metavar="SEL",
+        help="also run the case on this adapter and compare the two (adds the adapters check)",
+    )
+    p.add_argument("--rtol", type=float, help="override every output's rtol")
+    p.add_argument("--atol", type=float, help="override every output's atol")
+    p.add_argument(
+        "--repeats",
+        type=int,
+        default=DEFAULT_REPEATS,
+        help=f"runs for the determinism check (default {DEFAULT_REPEATS})",
+    )
+    p.add_argument(
+        "--inject",
+        action="append",
+        default=[],
+        metavar="BINDING=VALUE[@WHERE]",
+        help="special-value scenario instead of the defaults: VALUE nan, +inf, -inf, +0, -0, "
+        "+denormal, -denormal, +100, -100, +1e4, -1e4 or a number; WHERE all, a fraction "
+        "(0.05 or 5%%) or flat indices (3,17)",
+    )
+    p.add_argument(
+        "--full",
+        action="store_true",
+        help="run every check at the case's size (otherwise repeated checks of big cases use "
+        "small dims)",
+    )
+    p.add_argument(
+        "-v", "--verbose", action="store_true", help="list every result, not only failures"
+    )
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.set_defaults(handler=cmd_check)
+
+
+class Progress:
+    """Progress on stderr: one rewritten line on a terminal, a line every few seconds otherwise."""
+
+    def __init__(self) -> None:
+        self.tty = sys.stderr.isatty()
+        self.last = 0.0
+        self.shown = False
+
+    def __call__(self, msg: str, frac: float) -> None:
+        now = time.monotonic()
+        if self.tty:
+            sys.stderr.write(f"\r\033[K{100 * frac:3.0f}% {msg}")
+            sys.stderr.flush()
+            self.shown = True
+        elif now - self.last >= PROGRESS_EVERY_S:
+            print(f"workbench: {100 * frac:.0f}% {msg}", file=sys.stderr)
+            self.last = now
+
+    def clear(self) -> None:
+        if self.tty and self.shown:
+            sys.stderr.write("\r\033[K")
+            sys.stderr.flush()
+            self.shown = False
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    what = parse_what(args.what)
+    if args.repeats < 2:
+        raise UserError(f"--repeats must be at least 2, got {args.repeats}")
+    inject = [parse_injection(t) for t in args.inject]
+    if args.all == bool(args.kernel):
+        raise UserError("name one KERNEL to check, or give --all (not both)")
+    if args.all and (args.dim or args.size or args.set or args.input or args.inject):
+        raise UserError(
+            "--all checks every kernel at its own dims: --dim, --size, --set, --input and --inject need one KERNEL"
+        )
+    session = open_session(args)
+    progress = Progress()
+    options = {
+        "what": what,
+        "against": args.against_adapter,
+        "rtol": args.rtol,
+        "atol": args.atol,
+        "repeats": args.repeats,
+        "full": args.full,
+        "progress": progress,
+    }
+    if args.all:
+        return _check_all(session, args, options, progress)
+    case = _build_case(session, args)
+    try:
+        report = check_case(session, case, inject=inject or None, **options)
+    finally:
+        progress.clear()
+    if args.json:
+        print_json(report.to_json() | {"corpus": str(session.corpus.root)})
+    else:
+        print_report(report, args.verbose)
+    return 0 if report.ok else 1
+
+
+def _build_case(session: Session, args: argparse.Namespace) -> Case:
+    """The case the options describe; with --quick, the kernel's small dims under the user's."""
+    dims = parse_pairs(args.dim, "--dim")
+    kw = {
+        "sizes": parse_pairs(args.size, "--size"),
+        "sets": parse_pairs(args.set, "--set", float),
+        "inputs": parse_pairs(args.input, "--input", str),
+        "seed": args.seed,
+        "adhoc": args.adhoc,
+    }
+    if args.quick:
+        small = small_dims(session.case(args.kernel, seed=args.seed, adhoc=args.adhoc))
+        if small is not None:
+            dims = {**small, **dims}
+    return session.case(args.kernel, dims=dims, **kw)
+
+
+def _check_all(
+    session: Session, args: argparse.Namespace, options: dict, progress: Progress
+) -> int:
+    t0 = time.perf_counter()
+    kernels = session.corpus.kernels
+    reports: list[CheckReport] = []
+    errors: list[dict[str, str]] = []
+    for i, kernel in enumerate(kernels):
+        label = f"[{i + 1}/{len(kernels)}] "
+        options["progress"] = lambda msg, frac, label=label: progress(label + msg, frac)
+        try:
+            case = session.case(kernel, seed=args.seed, adhoc=args.adhoc)
+            if args.quick:
+                dims = small_dims(case)
+                if dims is not None:
+                    case = session.case(kernel, dims=dims, seed=args.seed, adhoc=args.adhoc)
+            report = check_case(session, case, **options)
+        except MissingFeatureError as exc:
+            errors.append({"kernel": kernel.name, "file": kernel.file, "skipped": str(exc)})
+            continue
+        except WorkbenchError as exc:
+            errors.append({"kernel": kernel.name, "file": kernel.file, "error": str(exc)})
+            continue
+        finally:
+            progress.clear()
+        reports.append(report)
+        if not args.json:
+            print_compact(report, args.verbose)
+    failed_errors = [e for e in errors if "error" in e]
+    ok = all(r.ok for r in reports) and not failed_errors
+    elapsed = time.perf_counter() - t0
+    if args.json:
+        print_json(
+            {
+                "corpus": str(session.corpus.root),
+                "adapter": session.adapter.label,
+                "quick": args.quick,
+                "what": list(options["what"]),
+                "ok": ok,
+                "elapsed_s": elapsed,
+                "kernels": [r.to_json() for r in reports],
+                "errors": errors,
+            }
+        )
+        return 0 if ok else 1
+    for e in errors:
+        mark = "–" if "skipped" in e else "✗"
+        print(f"{mark} {e['kernel']}  ({e['file']})  {e.get('skipped') or e.get('error')}")
+    n_fail = sum(1 for r in reports if not r.ok) + len(failed_errors)
+    verdict = "PASS" if ok else f"FAIL ({n_fail} of {len(kernels)} kernels)"
+    quick = ", quick" if args.quick else ""
+    print(
+        f"verdict: {verdict}  {len(kernels)} kernels on {session.adapter.label}{quick} in {elapsed:.1f} s"
+    )
+    return 0 if ok else 1
+
+
+def _mark(r: CheckResult) -> str:
+    return "–" if r.skipped else ("✓" if r.ok else "✗")
+
+
+def print_report(report: CheckReport, verbose: bool) -> None:
+    dims = "  ".join(f"{k} {v:,}" for k, v in report.dims.items())
+    print(f"{report.kernel}  ({report.file})  on {report.adapter}   {dims}")
+    by_kind: dict[str, list[CheckResult]] = defaultdict(list)
+    for r in report.results:
+        by_kind[r.kind].append(r)
+    for kind, results in by_kind.items():
+        if kind == "special" and not verbose:
+            _print_special(results)
+            continue
+        for r in results:
+            print(f"  {kind:<12} {_mark(r)} {r.summary}")
+            if not r.ok or (verbose and r.rows):
+                _print_rows(r)
+    for note in report.notes:
+        print(f"  note: {note}")
+    state = "CANCELLED" if report.cancelled else ("PASS" if report.ok else "FAIL")
+    print(f"  verdict: {state} ({report.elapsed_s:.1f} s)")
+
+
+def _print_special(results: list[CheckResult]) -> None:
+    """Passing scenarios in one line, failing ones in full."""
+    good = [r for r in results if r.ok and not r.skipped]
+    if good:
+        bindings = sorted({r.details["binding"] for r in good})
+        print(
+            f"  {'special':<12} ✓ {len(good)} scenarios match the reference's NaN/Inf behaviour "
+            f"(values into {', '.join(bindings)})"
+        )
+    shown = 0
+    for r in results:
+        if r.skipped or (not r.ok and shown < SPECIAL_SHOWN):
+            print(f"  {'special':<12} {_mark(r)} {r.summary}")
+            if not r.ok:
+                _print_rows(r)
+                shown += 1
+    failed = sum(1 for r in results if not r.ok)
+    if failed > shown:
+        print(f"  {'special':<12} ✗ … {failed - shown} more failing scenarios (-v or --json)")
+
+
+def _print_rows(r: CheckResult) -> None:
+    if not r.rows:
+        return
+    table = [r.columns, *r.rows[:ROWS_SHOWN]]
+    width = [max(len(str(row[i])) for row in table if i < len(row)) for i in range(len(r.columns))]
+    for row in table:
+        cells = [str(c).ljust(width[i]) for i, c in enumerate(row)]
+        print("      " + "  ".join(cells).rstrip())
+    if len(r.rows) > ROWS_SHOWN:
+        print(f"      … {len(r.rows) - ROWS_SHOWN} more rows (--json has every figure)")
+
+
+def print_compact(report: CheckReport, verbose: bool) -> None:
+    """One line per kernel for --all; failures follow in full."""
+    counts = []
+    for kind in CHECK_KINDS:
+        results = [r for r in report.results if r.kind == kind and not r.skipped]
+        if results:
+            good = sum(1 for r in results if r.ok)
+            counts.append(f"{kind} {good}/{len(results)}")
+    mark = "✓" if report.ok else "✗"
+    if report.results and all(r.skipped for r in report.results):
+        mark = "–"
+        counts = [report.results[0].summary]
+    dims = " ".join(f"{k}={v}" for k, v in report.dims.items())
+    print(f"{mark} {report.kernel:<30} {'  '.join(counts):<60} {report.elapsed_s:5.1f} s  {dims}")
+    for r in report.results:
+        if not r.ok or (verbose and not r.skipped):
+            print(f"    {r.kind:<12} {_mark(r)} {r.summary}")
+            if not r.ok:
+                _print_rows(r)
