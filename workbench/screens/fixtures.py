@@ -1,0 +1,336 @@
+"""The fixtures screen: every fixture with its status, replay all (in a thread worker, with
+progress), and open one in the kernel view.
+
+Opening posts `FixturesScreen.OpenCase(case, run, result)`, which bubbles to the app: the app shows
+that case and run in its kernel view (run is None when the kernel did not compile). The screen
+itself touches no wgpu; it calls `workbench.fixtures`, which goes through the Session.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from contextlib import nullcontext
+from pathlib import Path
+from typing import ClassVar
+
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.message import Message
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, ProgressBar, Static
+from textual.worker import Worker, WorkerState, get_current_worker
+
+from workbench.errors import WorkbenchError
+from workbench.fixtures import (
+    SHIPPED_FIXTURES,
+    Fixture,
+    FixtureError,
+    ReplayResult,
+    find_fixtures,
+    load_fixture,
+    replay_fixture,
+)
+from workbench.fixtures.replay import summary_counts, unreadable
+from workbench.fixtures.report import result_lines, summary_line
+from workbench.session import Case, Run, Session
+
+STATUS_CELL = {
+    "pending": ("…", "bright_black"),
+    "running": ("▸ running", "cyan"),
+    "pass": ("✓ pass", "green"),
+    "fail": ("✗ FAIL", "bold red"),
+    "error": ("! error", "magenta"),
+    "skip": ("– skip", "yellow"),
+}
+
+
+def _status(kind: str) -> Text:
+    label, style = STATUS_CELL[kind]
+    return Text(label, style=style)
+
+
+class FixturesScreen(Screen):
+    """Fixtures with their status; `r` replays them all, `enter` opens one in the kernel view."""
+
+    DEFAULT_CSS = """
+    FixturesScreen { layout: vertical; }
+    FixturesScreen #fixtures-title { height: 1; padding: 0 1; background: $panel; }
+    FixturesScreen #fixtures-table { height: 1fr; }
+    FixturesScreen #fixtures-progress { height: 1; padding: 0 1; }
+    FixturesScreen #fixtures-progress-label { height: 1; padding: 0 1; color: $text-muted; }
+    FixturesScreen #fixtures-detail { height: auto; max-height: 12; padding: 0 1;
+        border-top: solid $panel; }
+    """
+
+    BINDINGS: ClassVar[list[Binding]] = [
+        Binding("r", "replay_all", "Replay all", id="fixtures.replay_all"),
+        Binding("space", "replay_selected", "Replay this", id="fixtures.replay_selected"),
+        Binding("enter", "open", "Open in kernel view", id="fixtures.open"),
+        Binding("c", "cancel", "Cancel", id="fixtures.cancel"),
+        Binding("escape", "back", "Back", id="fixtures.back"),
+    ]
+
+    class OpenCase(Message):
+        """Show this fixture's case (and its run, None when it did not compile) in the kernel view."""
+
+        def __init__(self, case: Case, run: Run | None, result: ReplayResult) -> None:
+            super().__init__()
+            self.case = case
+            self.run = run
+            self.result = result
+
+    def __init__(
+        self,
+        session: Session | Callable[[], Session],
+        paths: list[str | Path] | None = None,
+        name: str | None = None,
+        id: str | None = None,
+        classes: str | None = None,
+    ) -> None:
+        """`session` is a Session, or a callable giving the current one (the app switches
+        adapters); `paths` are fixture files or folders (default: the shipped fixtures)."""
+        super().__init__(name=name, id=id, classes=classes)
+        self._session = session
+        self.paths = [Path(p) for p in paths] if paths else [SHIPPED_FIXTURES]
+        self.fixtures: dict[str, Fixture | None] = {}  # manifest path -> fixture (None: unreadable)
+        self.results: dict[str, ReplayResult] = {}
+        self._worker: Worker | None = None
+
+    @property
+    def session(self) -> Session:
+        return self._session() if callable(self._session) else self._session
+
+    def compose(self) -> ComposeResult:
+        where = ", ".join(str(p) for p in self.paths)
+        yield Static(f"Fixtures · {where} · {self.session.adapter.label}", id="fixtures-title")
+        yield DataTable(id="fixtures-table", cursor_type="row", zebra_stripes=True)
+        yield ProgressBar(total=1.0, show_eta=False, id="fixtures-progress")
+        yield Static("", id="fixtures-progress-label")
+        yield Static("", id="fixtures-detail")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        table = self.query_one(DataTable)
+        table.add_column("status", key="status", width=10)
+        table.add_column("fixture", key="fixture")
+        table.add_column("kernel", key="kernel")
+        table.add_column("result", key="result")
+        table.add_column("dims", key="dims")
+        self.reload()
+        table.focus()
+
+    # -- listing ---------------------------------------------------------------------------------
+    def reload(self) -> None:
+        """Find and load every fixture again (host only); results of earlier replays are kept."""
+        table = self.query_one(DataTable)
+        table.clear()
+        self.fixtures.clear()
+        existing = [p for p in self.paths if p.exists()]
+        if not existing:
+            where = ", ".join(str(p) for p in self.paths)
+            self._label(f"no fixtures yet in {where}: f on a run saves one")
+            return
+        try:
+            paths = find_fixtures(existing)
+        except WorkbenchError as exc:
+            self._label(str(exc))
+            return
+        for path in paths:
+            key = str(path)
+            try:
+                fx: Fixture | None = load_fixture(path)
+            except FixtureError as exc:
+                fx = None
+                self.results[key] = unreadable(path, str(exc), self.session.adapter.label)
+            self.fixtures[key] = fx
+            result = self.results.get(key)
+            table.add_row(
+                _status(result.status if result else "pending"),
+                path.stem,
+                fx.kernel if fx else "?",
+                self._result_text(result) if result else Text(fx.note if fx else "", "italic"),
+                fx.dims_text() if fx else "",
+                key=key,
+            )
+        self._label(f"{len(paths)} fixtures · r replays them all")
+        self._show_detail()
+
+    def _result_text(self, r: ReplayResult) -> Text:
+        text = Text(r.worst() if r.status != "skip" else (r.error or "skipped"))
+        if r.info:
+            text.append("  · " + "; ".join(r.info), style="italic bright_black")
+        return text
+
+    # -- replaying -------------------------------------------------------------------------------
+    def action_replay_all(self) -> None:
+        self._start([Path(k) for k, fx in self.fixtures.items() if fx is not None])
+
+    def action_replay_selected(self) -> None:
+        key = self._selected()
+        if key is not None and self.fixtures.get(key) is not None:
+            self._start([Path(key)])
+
+    def _start(self, paths: list[Path]) -> None:
+        if self._replaying():
+            self.notify("A replay is already running (c cancels it)", severity="warning")
+            return
+        if not paths:
+            self.notify("No readable fixtures to replay", severity="warning")
+            return
+        table = self.query_one(DataTable)
+        for p in paths:
+            table.update_cell(str(p), "status", _status("running"))
+        self.query_one(ProgressBar).update(total=1.0, progress=0.0)
+        self._worker = self._replay(paths)
+        self.refresh_bindings()
+
+    @work(thread=True, exclusive=True, group="fixtures-replay", exit_on_error=False)
+    def _replay(self, paths: list[Path]) -> list[ReplayResult]:
+        worker = get_current_worker()
+        session = self.session
+        # The app serialises GPU work of its workers with a lock; hold it one fixture at a time.
+        lock = getattr(self.app, "gpu_lock", None) or nullcontext()
+        results: list[ReplayResult] = []
+        for i, path in enumerate(paths):
+            if worker.is_cancelled:
+                break
+            base, span = i / len(paths), 1 / len(paths)
+
+            def say(
+                msg: str, frac: float, base: float = base, span: float = span, name: str = path.stem
+            ) -> None:
+                self.app.call_from_thread(self._progress, f"{name}: {msg}", base + span * frac)
+
+            try:
+                fixture = load_fixture(path)
+            except FixtureError as exc:
+                result = unreadable(path, str(exc), session.adapter.label)
+            else:
+                with lock:
+                    result = replay_fixture(
+                        session, fixture, progress=say, cancelled=lambda: worker.is_cancelled
+                    )
+            results.append(result)
+            self.app.call_from_thread(self._show_result, result)
+        return results
+
+    def _progress(self, message: str, fraction: float) -> None:
+        self.query_one(ProgressBar).update(progress=max(0.0, min(1.0, fraction)))
+        self._label(message)
+
+    def _show_result(self, r: ReplayResult) -> None:
+        key = str(r.path)
+        self.results[key] = r
+        table = self.query_one(DataTable)
+        if key in table.rows:
+            table.update_cell(key, "status", _status(r.status))
+            table.update_cell(key, "result", self._result_text(r))
+        self._show_detail()
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        if event.worker is not self._worker:
+            return
+        if event.state == WorkerState.SUCCESS:
+            results = event.worker.result or []
+            counts = summary_counts(results)
+            self._label(summary_line(results))
+            self.notify(
+                summary_line(results),
+                severity="error" if counts["fail"] or counts["error"] else "information",
+            )
+        elif event.state == WorkerState.CANCELLED:
+            self._label("replay cancelled")
+        elif event.state == WorkerState.ERROR:
+            self._label(f"replay stopped: {event.worker.error}")
+            self.notify(f"Replay stopped: {event.worker.error}", severity="error")
+        if event.state in (WorkerState.SUCCESS, WorkerState.CANCELLED, WorkerState.ERROR):
+            self._reset_running_rows()
+            self.refresh_bindings()
+
+    def _reset_running_rows(self) -> None:
+        table = self.query_one(DataTable)
+        for key in self.fixtures:
+            r = self.results.get(key)
+            table.update_cell(key, "status", _status(r.status if r else "pending"))
+
+    def _replaying(self) -> bool:
+        return self._worker is not None and self._worker.state in (
+            WorkerState.PENDING,
+            WorkerState.RUNNING,
+        )
+
+    def action_cancel(self) -> None:
+        if self._replaying() and self._worker is not None:
+            self._worker.cancel()
+            self._label("cancelling after the fixture in progress…")
+
+    # -- opening ---------------------------------------------------------------------------------
+    def action_open(self) -> None:
+        key = self._selected()
+        r = self.results.get(key) if key else None
+        if r is None:
+            self.notify("Replay it first: space replays this one, r all of them")
+            return
+        if r.case is None:
+            self.notify(r.error or "This fixture has no case to open", severity="error")
+            return
+        self.post_message(self.OpenCase(r.case, r.run, r))
+
+    def action_back(self) -> None:
+        if self._replaying():
+            self.notify("A replay is running: c cancels it first", severity="warning")
+            return
+        self.dismiss(None)
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "cancel":
+            return True if self._replaying() else None
+        if action in ("replay_all", "replay_selected"):
+            return None if self._replaying() else True
+        return True
+
+    # -- details ---------------------------------------------------------------------------------
+    def _selected(self) -> str | None:
+        table = self.query_one(DataTable)
+        if not table.row_count:
+            return None
+        try:
+            row_key, _ = table.coordinate_to_cell_key(table.cursor_coordinate)
+        except Exception:  # the cursor can sit past the rows while the table is rebuilt
+            return None
+        return row_key.value
+
+    @on(DataTable.RowSelected)
+    def _selected_row(self, _event: DataTable.RowSelected) -> None:
+        # The table takes enter itself (select); selecting a row is opening it.
+        self.action_open()
+
+    @on(DataTable.RowHighlighted)
+    def _highlighted(self, _event: DataTable.RowHighlighted) -> None:
+        self._show_detail()
+
+    def _show_detail(self) -> None:
+        key = self._selected()
+        detail = self.query_one("#fixtures-detail", Static)
+        if key is None:
+            detail.update("")
+            return
+        fx = self.fixtures.get(key)
+        r = self.results.get(key)
+        lines: list[str] = []
+        if fx is not None:
+            lines.append(f"{fx.path}  ·  {fx.kernel} ({fx.source})  ·  {fx.dims_text()}")
+            if fx.note:
+                lines.append(fx.note)
+            lines.append(
+                f"recorded on {fx.recorded_on or 'unknown'} · expected from {fx.expected_from} · "
+                f"checks {', '.join(fx.checks)}"
+            )
+        if r is not None:
+            lines.extend(line.strip() for line in result_lines(r)[1:])
+        detail.update(Text("\n".join(lines)))
+
+    def _label(self, text: str) -> None:
+        self.query_one("#fixtures-progress-label", Static).update(text)
