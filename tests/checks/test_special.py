@@ -87,17 +87,26 @@ def test_explicit_injection_everywhere(session):
     assert r.details["outputs"]["x"]["nonfinite"] == 0
 
 
-def test_attention_defaults_contain_nan(session):
+def test_attention_nan_matches_the_reference_exactly(session):
     dims = {"seq": 24, "n_heads": 2, "n_kv_heads": 1, "head_dim": 8, "docs": 2}
     case = session.case("attention_backward", dims=dims)
-    inject = [parse_injection(t) for t in ("Q=nan", "K=+1e4", "V=-100", "LSE=nan@0")]
+    inject = [
+        parse_injection(t) for t in ("Q=nan", "K=+1e4", "V=-100", "LSE=nan@0", "LSE=-100@0")
+    ]
     report = check_case(session, case, what="special", inject=inject)
-    modes = {r.details["binding"]: r.details["mode"] for r in report.results}
-    assert modes == {"Q": "contained", "K": "pattern", "V": "match", "LSE": "contained"}
+    modes = [(r.details["binding"], r.details["mode"]) for r in report.results]
+    assert modes == [
+        ("Q", "match"),
+        ("K", "pattern"),
+        ("V", "match"),
+        ("LSE", "match"),
+        ("LSE", "contained"),
+    ]
     assert report.ok, [r.summary for r in report.failed]
     q = report.results[0]
     assert q.details["resaved"] == ["LSE"]
     assert q.details["outputs"]["dQ"]["nonfinite"] > 0
+    assert q.details["outputs"]["dQ"]["misplaced"] == 0
 
 
 def test_unknown_binding_is_a_user_error(session):

@@ -5,7 +5,8 @@ CI) and compares with `workbench.specs.refs.attention`. The references are first
 the definition (explicit per-row softmax loops; central finite differences of the forward for the
 backward), then the kernels: small and realistic shapes, the split path (short + dKdV) against the
 streaming path, the streaming path past 1024 tokens, GQA groups of 3 against MHA with repeated
-K/V, the document mask, += accumulation, and refusal of an impossible GQA grouping.
+K/V, the document mask, a NaN kept inside its document by every path, += accumulation, and
+refusal of an impossible GQA grouping.
 """
 
 from __future__ import annotations
@@ -124,6 +125,53 @@ def test_reference_dkdv_from_scratch_equals_the_full_backward() -> None:
     split = ref.attention_dkdv_from_scratch(q, do, full["P"], full["dS"], n_kv)
     np.testing.assert_allclose(split["dK"], full["dK"], rtol=1e-12, atol=1e-12)
     np.testing.assert_allclose(split["dV"], full["dV"], rtol=1e-12, atol=1e-12)
+
+
+def test_visible_einsum_leaves_hidden_terms_out() -> None:
+    """Against a term-by-term sum: hidden terms skipped, visible ones in IEEE arithmetic."""
+    rng = np.random.default_rng(4)
+    a = rng.standard_normal((5, 2, 6))
+    b = rng.standard_normal((6, 2, 3))
+    for arr, k in ((a, 9), (b, 7)):
+        flat = arr.reshape(-1)
+        flat[rng.choice(flat.size, k, replace=False)] = rng.choice(
+            [np.nan, np.inf, -np.inf, 0.0], k
+        )
+    mask = rng.random((5, 1, 6)) < 0.6
+    got = ref.visible_einsum("shj,jhd->shd", a, b, mask)
+    want = np.zeros((5, 2, 3))
+    with np.errstate(invalid="ignore"):
+        for s, h, d in np.ndindex(want.shape):
+            want[s, h, d] = sum(a[s, h, j] * b[j, h, d] for j in range(6) if mask[s, 0, j])
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+    np.testing.assert_array_equal(np.isposinf(got), np.isposinf(want))
+    np.testing.assert_array_equal(np.isneginf(got), np.isneginf(want))
+    fin = np.isfinite(want)
+    assert fin.any() and not fin.all()
+    np.testing.assert_allclose(got[fin], want[fin], rtol=1e-12, atol=1e-12)
+
+
+def test_reference_keeps_hidden_nan_out() -> None:
+    """A NaN in a key hidden from a query changes nothing for it; an all -Inf row has LSE -Inf."""
+    rng = np.random.default_rng(5)
+    q, do = rng.standard_normal((2, 6, 2, 3))
+    k, v = rng.standard_normal((2, 6, 1, 3))
+    seg = ref.doc_starts(6, 2)
+    clean = ref.attention_forward(q, k, v, seg, 0.5)
+    v[1, 0, 2] = np.nan  # key 1: document 1 (queries 1, 2) only
+    fwd = ref.attention_forward(q, k, v, seg, 0.5)
+    assert np.isnan(fwd["O"][1:3, :, 2]).all()
+    np.testing.assert_array_equal(fwd["O"][3:], clean["O"][3:])
+    bwd = ref.attention_backward(q, k, v, do, fwd["LSE"], seg, 0.5)
+    for name in ("dQ", "dK", "dV"):
+        assert np.isfinite(bwd[name][3:]).all(), name
+    assert np.isnan(bwd["dQ"][1:3]).all() and np.isfinite(bwd["dQ"][0]).all()
+
+    k[3] = -np.inf  # query 3 sees only key 3; q . k = -Inf where q > 0
+    q[3] = np.abs(q[3])
+    with np.errstate(all="ignore"):  # the other rows of document 2 meet -Inf too
+        fwd = ref.attention_forward(q, k, v, seg, 0.5)
+    assert (fwd["LSE"][3] == -np.inf).all() and np.isnan(fwd["O"][3]).all()
 
 
 # ---- every kernel against its reference ------------------------------------------------------
@@ -345,6 +393,55 @@ def test_short_writes_every_scratch_element(session) -> None:
     stale = np.full(shape, np.nan, dtype=np.float32)
     run = session.run(SHORT, dims=dims, seed=15, inputs={"P_scratch": stale, "dS_scratch": stale})
     _assert_ok(run, SHORT)
+
+
+@pytest.mark.parametrize(
+    ("name", "at"), [("dO", (15, 1, 3)), ("V", (5, 0, 2))], ids=["dO-doc2", "V-doc1"]
+)
+def test_nan_stays_inside_its_document(session, name: str, at: tuple[int, int, int]) -> None:
+    """One NaN in one document: the split path (short + dKdV), the streaming path and the
+    forward put NaN exactly where the float64 reference does, and never in the other document.
+    A NaN in dO makes D NaN, so the split path once wrote 0 * NaN into the hidden scratch
+    entries and the dKdV kernel multiplied them (and P's zeros) into earlier documents' keys."""
+    dims = {"seq": 24, "n_heads": 2, "n_kv_heads": 1, "head_dim": 8, "docs": 2}
+    cut = 12
+    spec = SPEC[STREAM]
+    x = spec.inputs(spec.resolve_dims(dims), 16)
+    x[name] = x[name].copy()
+    x[name][at] = np.nan
+    scale = 1 / math.sqrt(dims["head_dim"])
+    want = ref.attention_backward(x["Q"], x["K"], x["V"], x["dO"], x["LSE"], x["seg"], scale)
+    other = slice(None, cut) if at[0] >= cut else slice(cut, None)
+    for out in ("dQ", "dK", "dV", "dS"):
+        assert not np.isnan(want[out][other]).any(), f"reference {out} crosses the documents"
+    assert np.isnan(want["dQ"]).any() and np.isnan(want["dK"]).any()
+
+    stream = session.run(STREAM, dims=dims, seed=16, inputs={name: x[name]}, reference=False)
+    short = session.run(SHORT, dims=dims, seed=16, inputs={name: x[name]}, reference=False)
+    scratch = {n: short.outputs[n] for n in ("P_scratch", "dS_scratch")}
+    dkdv = session.run(DKDV, dims=dims, seed=16, inputs={"dO": x["dO"], **scratch}, reference=False)
+    hidden = ~np.broadcast_to(ref.visible(x["seg"])[:, None, :], scratch["P_scratch"].shape)
+    for n, arr in scratch.items():
+        assert (arr[hidden] == 0).all(), f"{n}: hidden entries must be exact zeros"
+    checks = [(stream.outputs[o], want[o], f"streaming {o}") for o in ("dQ", "dK", "dV")]
+    checks += [
+        (short.outputs["dQ"], want["dQ"], "split dQ"),
+        (scratch["P_scratch"], want["P"], "P_scratch"),
+        (scratch["dS_scratch"], want["dS"], "dS_scratch"),
+        (dkdv.outputs["dK"], want["dK"], "split dK"),
+        (dkdv.outputs["dV"], want["dV"], "split dV"),
+    ]
+    if name == "V":
+        fwd = session.run(FWD, dims=dims, seed=16, inputs={"V": x["V"]}, reference=False)
+        o = ref.attention_forward(x["Q"], x["K"], x["V"], x["seg"], scale)["O"]
+        assert np.isnan(o).any() and not np.isnan(o[other]).any()
+        checks.append((fwd.outputs["O"], o, "forward O"))
+        assert np.isfinite(fwd.outputs["LSE"]).all()
+    for got, exp, what in checks:
+        np.testing.assert_array_equal(np.isnan(got), np.isnan(exp), err_msg=f"{what}: NaN places")
+        fin = ~np.isnan(exp)
+        assert np.isfinite(got[fin]).all(), what
+        _close(got[fin], exp[fin], what)
 
 
 # ---- refusals ---------------------------------------------------------------------------------

@@ -3,7 +3,8 @@
 Runs the real kernels through the `session` fixture (lavapipe in CI) and compares with
 `workbench.specs.refs.conv1d`, computed here from the uploaded inputs. The references themselves are
 first checked against independent formulations (np.convolve, finite differences) so that a shared
-convention bug cannot pass unnoticed.
+convention bug cannot pass unnoticed. NaN/Inf weights are followed through the zero padding, which
+kernels and reference multiply as causal-conv1d's CUDA forward does.
 """
 
 from __future__ import annotations
@@ -118,6 +119,61 @@ def test_reference_backward_matches_finite_differences(silu: bool, with_bias: bo
         )
     else:
         assert not grads["dbias"].any()
+
+
+def test_reference_multiplies_the_padding() -> None:
+    """Tap k meets the zero padding at steps t < W - 1 - k, and 0 x NaN / 0 x Inf is NaN there,
+    as in causal-conv1d's CUDA forward; np.convolve, which skips those terms, stays finite."""
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((1, 2, 9))
+    weight = rng.standard_normal((2, 4))
+    weight[0, 0] = np.nan
+    weight[1, 1] = np.inf
+    with np.errstate(invalid="ignore"):
+        out = ref.causal_conv1d_fwd(x, weight, None, silu=False)
+        grads = ref.causal_conv1d_bwd(x, weight, None, np.ones_like(x), silu=False)
+    assert np.isnan(out[0, 0]).all()
+    assert np.isnan(out[0, 1, :2]).all() and np.isinf(out[0, 1, 2:]).all()
+    assert np.isfinite(np.convolve(x[0, 0], weight[0, ::-1])[:1]).all()
+    # dx looks W - 1 steps ahead, past seqlen into zeros: every step meets the bad tap.
+    assert np.isnan(grads["dx"][0, 0]).all() and np.isfinite(grads["dweight"]).all()
+
+
+def _same_specials(got: np.ndarray, want: np.ndarray, what: str) -> None:
+    for test in (np.isnan, np.isposinf, np.isneginf):
+        np.testing.assert_array_equal(test(got), test(want), err_msg=f"{what}: {test.__name__}")
+
+
+@pytest.mark.parametrize("silu", [0, 1])
+def test_nonfinite_weight_matches_reference(session, silu: int) -> None:
+    """NaN and +-Inf weights through forward and backward: NaN/Inf exactly where the reference
+    has them, the padded first W - 1 steps included; every other channel untouched."""
+    dims = _dims(37, 4, 1, silu)
+    weight = SPEC[FWD].inputs(SPEC[FWD].resolve_dims(dims), 5)["weight"].copy()
+    weight[1, 0] = np.nan
+    weight[2, 0] = np.inf
+    weight[3, 2] = -np.inf
+    fwd = session.run(FWD, dims=dims, seed=5, inputs={"weight": weight}, reference=False)
+    bwd = session.run(
+        BWD, dims={**dims, "deterministic": 0}, seed=5, inputs={"weight": weight}, reference=False
+    )
+    x, bias, dout = bwd.inputs["x"], bwd.inputs["bias"], bwd.inputs["dout"]
+    with np.errstate(all="ignore"):
+        want = {"out": ref.causal_conv1d_fwd(x, weight, bias, bool(silu))}
+        want.update(ref.causal_conv1d_bwd(x, weight, bias, dout, bool(silu)))
+    assert np.isnan(want["out"][:, 1:3, :3]).all(), "the padded steps meet the bad tap"
+    for run, names in ((fwd, ("out",)), (bwd, ("dx", "dweight", "dbias"))):
+        for name in names:
+            _same_specials(run.outputs[name], want[name], name)
+            good = np.isfinite(want[name])
+            assert good.any()
+            tol = SPEC[BWD if name != "out" else FWD].tolerances[name]
+            np.testing.assert_allclose(
+                run.outputs[name][good], want[name][good], rtol=tol.rtol, atol=tol.atol
+            )
+    assert (
+        np.isfinite(fwd.outputs["out"][:, 4:]).all() and np.isfinite(bwd.outputs["dx"][:, 4:]).all()
+    )
 
 
 # ---- the kernels ------------------------------------------------------------------------------

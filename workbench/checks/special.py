@@ -26,16 +26,18 @@ LSE from the injected Q/K first, as the forward that saved it would have seen th
 given explicitly may target any input, saved ones included.
 
 Defaults where the specs say nothing (`RULES`):
-- attention, `contained` for NaN/±Inf and for anything put into LSE: the references sum over every
-  key with hidden (masked) ones weighted by exact zeros, so 0 x NaN carries a NaN in a hidden
-  key's K/V (or a row's NaN D) to outputs the kernels never let it reach, and f32 exp overflows
-  where float64's does not, so Inf - Inf gives NaN where the reference has Inf. `pattern` for
-  |V| >= 100 in Q or K: the scores grow as |Q| |K|, their f32 rounding as much, and the
-  softmax gradient multiplies that by K again (measured: dQ off by 28 for K = 1e4 where the
-  reference is 1.3). Everything else `match`.
-- causal_conv1d_fwd, `contained` for NaN/±Inf in weight: the kernel skips taps that fall before
-  t = 0, the reference multiplies them by the zero padding (0 x NaN), so the first W-1 steps
-  differ.
+- attention: `match` for NaN/±Inf into any input. Kernels and references leave hidden (masked)
+  pairs out of every sum rather than weighting them by 0, so a NaN reaches exactly the outputs
+  that attend to it, and the references form D = sum_j P dP as the kernels do.
+  `contained` for finite values put into LSE: exp(score - LSE) overflows f32 once score - LSE
+  passes 88.7 (LSE = -100 does) while float64 stays finite, so Inf - Inf gives NaN where the
+  reference has Inf.
+  `pattern` for |V| >= 100 in Q or K: the scores grow as |Q| |K|, their f32 rounding as much,
+  and the softmax gradient multiplies that by K again (measured: dQ off by 28 for K = 1e4 where
+  the reference is 1.3). Everything else `match`.
+- causal_conv1d: `match` throughout; kernels and reference multiply the zero padding by the
+  weight as causal-conv1d's CUDA kernel does, so a NaN/Inf weight reaches the first W-1 steps
+  too.
 """
 
 from __future__ import annotations
@@ -76,15 +78,13 @@ _NONFINITE = ("nan", "+inf", "-inf")
 
 
 def _attention_rule(binding: str, value: str) -> str:
-    if value in _NONFINITE or binding == "LSE":
+    if value in _NONFINITE:
+        return "match"
+    if binding == "LSE":
         return "contained"
     if binding in ("Q", "K") and abs(float(VALUES.get(value, value))) >= 100:
         return "pattern"
     return "match"
-
-
-def _conv_fwd_rule(binding: str, value: str) -> str:
-    return "contained" if value in _NONFINITE and binding == "weight" else "match"
 
 
 # kernel -> rule(binding, value name) -> the mode for every output of that scenario.
@@ -93,7 +93,6 @@ RULES: dict[str, Callable[[str, str], str]] = {
     "attention_backward": _attention_rule,
     "attention_backward_short": _attention_rule,
     "attention_backward_short_dKdV": _attention_rule,
-    "causal_conv1d_fwd": _conv_fwd_rule,
 }
 # kernel -> inputs that are saved forward results: not injected by default.
 SAVED: dict[str, tuple[str, ...]] = {

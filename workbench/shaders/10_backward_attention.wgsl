@@ -25,6 +25,13 @@
 //   D, pass B walks the key blocks of WG again, owns dQ[s,h,*] and scatters into dK and dV with
 //   f32 compare-and-swap adds on array<atomic<u32>> (several s and the GQA group share a slot).
 //
+// Special values: a hidden (masked) pair contributes nothing, not 0 x its value. The kernels only
+// ever sum over visible keys, and the scratch holds exact zeros for hidden pairs (never
+// scale * 0 * (dP - D), which is NaN when D is), so a NaN or Inf in one document's Q, K, V or dO
+// never reaches another document's gradients. attention_backward_short_dKdV does not bind seg: it
+// skips the scratch's zero entries instead, which also skips a visible P or dS that is exactly 0
+// (an underflowed P); that differs from the other paths only against a NaN or Inf in Q or dO.
+//
 // Reductions are trees over workgroup memory with barriers (wg_reduce_sum of 00_shared.wgsl, and
 // sh_partial below), so they hold for any subgroup size.
 // Threads that need a sum over keys for each of head_dim lanes work as WG / head_dim groups of
@@ -245,10 +252,12 @@ fn attention_backward_short(
     let big_d = wg_reduce_sum(d_part, lid);
 
     // dS overwrites dP in place; both rows go to scratch for attention_backward_short_dKdV.
+    // Hidden entries are stored as exact zeros: p = 0 there, but 0 * (0 - D) is NaN when D is,
+    // and attention_backward_short_dKdV reads these zeros as the mask.
     let row = (s * n_heads + h) * seq_len;
     for (var j = lid; j < seq_len; j = j + WG) {
         let p = sh_p_full[j];
-        let ds = scale * p * (sh_dp_full[j] - big_d);
+        let ds = select(0.0, scale * p * (sh_dp_full[j] - big_d), j >= lo && j <= s);
         sh_dp_full[j] = ds;
         P_scratch[row + j] = p;
         dS_scratch[row + j] = ds;
@@ -288,6 +297,11 @@ fn attention_backward_short(
 var<workgroup> sh_dk_partial: array<f32, WG>;
 var<workgroup> sh_dv_partial: array<f32, WG>;
 
+// +0 or -0, from the bits: unlike a float compare, never folded or ordered away for NaN.
+fn is_zero(x: f32) -> bool {
+    return (bitcast<u32>(x) & 0x7fffffffu) == 0u;
+}
+
 @compute @workgroup_size(256)
 fn attention_backward_short_dKdV(
     @builtin(workgroup_id) wid: vec3<u32>,
@@ -308,7 +322,10 @@ fn attention_backward_short_dKdV(
     let g = lid / hd;
     let lane = lid % hd;
     // Causal: only queries s >= j can see key j; the document mask is already in the scratch,
-    // whose hidden entries are zero.
+    // whose hidden entries are zero. A zero entry is skipped, not multiplied: 0 * Q or 0 * dO
+    // would carry a NaN of another document's query into this key. is_zero tests the bits, as
+    // is_finite does: `ds != 0.0` may compile to an ordered compare that is false for NaN. The
+    // hd lanes of a group share s, so the branches are uniform within a group.
     var dk = 0.0;
     var dv = 0.0;
     if (g < groups) {
@@ -317,8 +334,14 @@ fn attention_backward_short_dKdV(
                 let h = kvh * group + r;
                 let sc = (s * n_heads + h) * seq_len + j;
                 let qi = (s * n_heads + h) * hd + lane;
-                dk = dk + dS_scratch[sc] * Q[qi];
-                dv = dv + P_scratch[sc] * dO[qi];
+                let ds = dS_scratch[sc];
+                let p = P_scratch[sc];
+                if (!is_zero(ds)) {
+                    dk = dk + ds * Q[qi];
+                }
+                if (!is_zero(p)) {
+                    dv = dv + p * dO[qi];
+                }
             }
         }
     }

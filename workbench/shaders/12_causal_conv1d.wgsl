@@ -6,6 +6,9 @@
 //   pre[b, c, t] = bias[c] + sum_{k < W} weight[c, k] * x[b, c, t - (W - 1) + k],  x[.., < 0] = 0
 //   out[b, c, t] = silu(pre[b, c, t]) when SiLU is on, else pre[b, c, t]
 // so the weight's last tap multiplies the current step. Bias is treated as 0 when it is off.
+// The zero padding before t = 0 is multiplied like any other input, as causal-conv1d's CUDA
+// forward does: a NaN or Inf weight makes every step of its channel NaN or Inf (Inf x 0 =
+// NaN), the first W - 1 included, in the forward and in the backward alike.
 // Layout: x, out, dout, dx are (batch, dim, seqlen) contiguous; weight is (dim, width); bias (dim).
 // Uniforms: dims = (batch, dim, seqlen, width), width in 2..4;
 //           flags = (has_bias, silu, deterministic, _).
@@ -53,11 +56,14 @@ fn causal_conv1d_fwd(@builtin(global_invocation_id) gid: vec3<u32>,
         acc = bias[c];
     }
     for (var k = 0u; k < width; k++) {
-        // Tap k reads x[t - back]; taps left of the sequence start read the zero padding.
+        // Tap k reads x[t - back]; taps left of the sequence start read the zero padding, which
+        // is still multiplied by the weight (see the header).
         let back = width - 1u - k;
+        var xv = 0.0;
         if (t >= back) {
-            acc += weight[c * width + k] * x[i - back];
+            xv = x[i - back];
         }
+        acc += weight[c * width + k] * xv;
     }
     if (flags.y != 0u) {
         acc = acc * sigmoid(acc);

@@ -9,6 +9,10 @@ the document holding s, and key j is visible to query s iff seg[s] <= j <= s). T
 the forward and every backward kernel see the same Q, K, V. Each backward kernel runs standalone:
 its saved tensors (LSE, and the P / dS scratch for the dKdV kernel) come from the float64
 reference, rounded to f32.
+
+Special values (the `special` fields): a hidden (masked) pair contributes nothing, not 0 x its
+value, so a NaN or Inf reaches exactly the outputs that attend to it and never crosses a
+document; visible pairs follow IEEE arithmetic. The references implement the same rule.
 """
 
 from __future__ import annotations
@@ -294,6 +298,38 @@ def _dkdv_cost(dims: Dims) -> Cost:
     return Cost(bytes=4 * (2 * q + 2 * causal + 4 * kv), flops=causal * 4 * dims["head_dim"])
 
 
+# --- special values ------------------------------------------------------------------------
+
+_HIDDEN = (
+    "hidden (masked) pairs are left out of every sum, not weighted by 0: a NaN/Inf in one "
+    "document's Q, K, V or dO never reaches another document's gradients"
+)
+_GRAD_SPECIAL = (
+    f"{_HIDDEN}; visible pairs follow IEEE arithmetic with D = sum_j P dP (the seed's form: an "
+    "Inf in dO gives an Inf in dP for every key, of either sign, so D and the row's dS are "
+    "usually NaN)"
+)
+_FWD_SPECIAL = {
+    "O": "a NaN/Inf in a key's K or V reaches only the queries that see it (seg[s] <= j <= s); "
+    "a NaN or +Inf visible score makes the row NaN (Inf - Inf in the softmax); a row whose "
+    "visible scores are all -Inf is 0/0 = NaN",
+    "LSE": "NaN when a visible score is NaN or +Inf; -Inf (log 0) when every visible score is "
+    "-Inf; hidden keys never count",
+}
+_SHORT_SPECIAL = {
+    "dQ": _GRAD_SPECIAL,
+    "P_scratch": "exactly 0 on hidden pairs; exp(score - LSE) on visible ones",
+    "dS_scratch": "exactly 0 on hidden pairs whatever D is (never scale * 0 * (dP - D), which "
+    "is NaN when D is); scale * P * (dP - D) on visible ones",
+}
+_DKDV_SPECIAL = {
+    name: "the scratch's zeros carry the mask, so a zero P/dS entry is skipped, not multiplied: "
+    "a NaN/Inf in a query's Q or dO reaches only keys whose entry for it is non-zero (a visible "
+    "P or dS that is exactly 0 is skipped alike); NaN/Inf entries spread by IEEE arithmetic"
+    for name in ("dK", "dV")
+}
+
+
 # --- tolerances ----------------------------------------------------------------------------
 
 _P_TOL = Tol(
@@ -336,6 +372,7 @@ SPECS = [
             ),
         },
         cost=_fwd_cost,
+        special=_FWD_SPECIAL,
         doc="Causal GQA softmax attention with a document mask; streaming online softmax over "
         "key blocks of 256, one workgroup per (s, h). Writes O and the natural-log LSE of the "
         "scaled, masked scores.",
@@ -353,6 +390,7 @@ SPECS = [
         reference=_bwd_reference,
         tolerances={"dQ": _SUM_TOL, "dK": _SUM_TOL, "dV": _SUM_TOL},
         cost=_bwd_cost,
+        special={name: _GRAD_SPECIAL for name in ("dQ", "dK", "dV")},
         doc="Streaming attention backward for any seq: one workgroup per (s, h), two passes over "
         "key blocks of 256 (D, then dS), dQ owned, dK/dV added with f32 CAS atomics (their "
         "order of adds varies from run to run). Gradients add to dQ/dK/dV, zeroed here.",
@@ -370,6 +408,7 @@ SPECS = [
         reference=_short_reference,
         tolerances={"dQ": _SUM_TOL, "P_scratch": _P_TOL, "dS_scratch": _DS_TOL},
         cost=_short_cost,
+        special=_SHORT_SPECIAL,
         doc="Split attention backward, phase 0-4, seq <= 1024: one workgroup per (s, h) adds "
         "dQ[s,h] and writes whole rows P_scratch[s,h,:] and dS_scratch[s,h,:] (scale folded into "
         "dS), zero where the causal/document mask hides key j.",
@@ -387,6 +426,7 @@ SPECS = [
         reference=_dkdv_reference,
         tolerances={"dK": _SUM_TOL, "dV": _SUM_TOL},
         cost=_dkdv_cost,
+        special=_DKDV_SPECIAL,
         doc="Split attention backward, phase 5, seq <= 1024: one workgroup per (j, kv_h) sums "
         "the scratch column j over queries s >= j and the kv head's query heads; owned writes, "
         "no atomics. The document mask arrives through the zeros of the scratch.",

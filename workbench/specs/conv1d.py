@@ -26,6 +26,14 @@ causal_conv1d_bwd (grid dim x batch x 1, or dim x 1 x 1 when deterministic; work
   7 uniform             dims: vec4<u32>              (batch, dim, seqlen, width)
   8 uniform             flags: vec4<u32>             (has_bias, silu, deterministic, 0)
 
+Special values: the zero padding (x before t = 0 in the forward and in dweight, g past seqlen in
+dx) is multiplied like any input, rather than skipped, as causal-conv1d's CUDA forward does (it
+seeds the history of the first chunk with zeros and runs every tap over it) and as
+F.conv1d(padding=W-1) does wherever it materialises the padding (im2col). So a NaN/Inf weight
+poisons every step of its channel, the first W - 1 included (Inf x 0 = NaN there), in the
+forward and the backward alike: a broken weight shows everywhere it is used instead of hiding
+behind the sequence start, and the kernels agree with the model a developer compares them with.
+
 The backward recomputes the pre-activation when SiLU is on (the forward output is not bound).
 Its atomic mode adds each workgroup's (b, c) partial into dweight/dbias with a CAS loop; its
 deterministic mode runs one workgroup per channel that walks the batch in order and stores the
@@ -204,6 +212,22 @@ def _bwd_cost(d: Dims) -> Cost:
     return Cost(bytes=moved, flops=flops)
 
 
+_FWD_SPECIAL = {
+    "out": "IEEE propagation with the zero padding multiplied (as causal-conv1d): a "
+    "NaN/Inf weight[c, k] or bias[c] reaches every step of channel c, the first W - 1 too "
+    "(Inf x 0 = NaN); a NaN/Inf x[t] reaches steps t..t+W-1; silu(+Inf) = +Inf, silu(-Inf) = "
+    "-Inf x 0 = NaN",
+}
+_BWD_SPECIAL = {
+    "dx": "IEEE propagation; the look-ahead past seqlen multiplies zeros by the weight, so a "
+    "NaN/Inf weight reaches every dx of its channel; a NaN/Inf g[t] reaches dx at t-W+1..t",
+    "dweight": "a NaN/Inf in a channel's x, dout (or, with SiLU, its pre-activation) reaches "
+    "its dweight; x's zero padding is multiplied by g, so a NaN/Inf g in the first W - 1 steps "
+    "reaches every tap",
+    "dbias": "the sum of g over the channel: any NaN/Inf g of the channel reaches it; 0 when "
+    "bias is off",
+}
+
 _FWD_DOC = (
     "Causal depthwise conv1d forward (causal-conv1d convention: weight[:, W-1] multiplies the "
     "current step), optional bias and SiLU. One invocation per output element."
@@ -229,6 +253,7 @@ SPECS = [
         tolerances={"out": _TOL_ELEMENTWISE},
         cost=_fwd_cost,
         zeroed=("out",),
+        special=_FWD_SPECIAL,
         doc=_FWD_DOC,
     ),
     KernelSpec(
@@ -244,6 +269,7 @@ SPECS = [
         tolerances={"dx": _TOL_ELEMENTWISE, "dweight": _TOL_REDUCED, "dbias": _TOL_REDUCED},
         cost=_bwd_cost,
         zeroed=("dx", "dweight", "dbias"),
+        special=_BWD_SPECIAL,
         doc=_BWD_DOC,
     ),
 ]

@@ -1,13 +1,18 @@
 """Float64 references for causal softmax attention with GQA and a per-query document mask.
 
-Written from the mathematics (softmax attention; the FlashAttention / llm.c backward with the
-saved logsumexp, D = rowsum(dO * O), dS = P * (dP - D)), not from the WGSL. Layouts follow the
+Written from the mathematics (softmax attention; the seed's / llm.c's backward with the saved
+logsumexp, D = sum_j P dP, dS = P * (dP - D)), not from the WGSL. Layouts follow the
 kernels: Q, dO, O [seq, n_heads, head_dim]; K, V [seq, n_kv_heads, head_dim]; LSE [seq, n_heads];
 P, dS [seq, n_heads, seq] indexed [s, h, j]. Key j is visible to query s iff seg[s] <= j <= s,
 where seg[s] > s counts as seg[s] = s (a query always sees itself).
 
 The forward pieces (`scores`, `attention_forward`) take plain arrays so gradient checks can
 differentiate them; `attention_backward` takes the saved LSE, as the kernels do.
+
+Special values: a hidden (masked) pair contributes nothing at all, not 0 x its value, so a NaN or
+Inf in a hidden key's K/V, or in a query's dO or D, reaches only the outputs that attend to it
+(`visible_einsum`); visible pairs follow IEEE arithmetic (NaN spreads, 0 x Inf is NaN). A row
+whose visible scores are all -Inf has LSE = log(0) = -Inf and a 0/0 = NaN softmax.
 """
 
 from __future__ import annotations
@@ -31,6 +36,53 @@ def visible(seg: np.ndarray) -> np.ndarray:
     j = np.arange(seq)[None, :]
     lo = np.minimum(np.asarray(seg, dtype=np.int64), np.arange(seq))[:, None]
     return (j >= lo) & (j <= s)
+
+
+def visible_einsum(subscripts: str, a: np.ndarray, b: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    """np.einsum(subscripts, a, b) over the terms whose `mask` (broadcast to a) holds, only.
+
+    Hidden terms are left out, not weighted by 0, so a NaN or Inf in `b` (or `a`) there changes
+    nothing. Visible terms keep IEEE semantics: the finite part is one einsum with the
+    non-finite entries zeroed, then counts of NaN, +Inf and -Inf products (0 x Inf is NaN) over
+    the visible terms decide which results are NaN or +-Inf.
+    """
+    mask = np.broadcast_to(mask, np.shape(a))
+    a = np.where(mask, np.asarray(a, dtype=np.float64), 0.0)
+    b = np.asarray(b, dtype=np.float64)
+    fa, fb = np.isfinite(a), np.isfinite(b)
+    total = np.einsum(subscripts, np.where(fa, a, 0.0), np.where(fb, b, 0.0))
+    if fa.all() and fb.all():
+        return total
+
+    def count(x: np.ndarray, y: np.ndarray) -> np.ndarray | float:
+        # Most kinds of non-finite term are absent: skip their contraction.
+        if not (x.any() and y.any()):
+            return 0.0
+        return np.einsum(subscripts, x.astype(np.float64), y.astype(np.float64))
+
+    inf = np.inf
+    nan = (
+        count(np.isnan(a), np.ones_like(b))
+        + count(mask, np.isnan(b))
+        + count(np.isinf(a), b == 0)
+        + count(mask & (a == 0), np.isinf(b))
+    )
+    pos = (
+        count(a == inf, b > 0)
+        + count(a == -inf, b < 0)
+        + count(a > 0, b == inf)
+        + count(a < 0, b == -inf)
+    )
+    neg = (
+        count(a == inf, b < 0)
+        + count(a == -inf, b > 0)
+        + count(a > 0, b == -inf)
+        + count(a < 0, b == inf)
+    )
+    # +Inf and -Inf among the terms add up to NaN, as they would in any order.
+    with np.errstate(invalid="ignore"):
+        total = total + np.where(pos > 0, inf, 0.0) + np.where(neg > 0, -inf, 0.0)
+    return np.where(nan > 0, np.nan, total)
 
 
 def expand_kv(x: np.ndarray, n_heads: int) -> np.ndarray:
@@ -60,11 +112,13 @@ def attention_forward(
     mask = visible(seg)[:, None, :]
     masked = np.where(mask, s_, -np.inf)
     m = masked.max(axis=2)
-    e = np.where(mask, np.exp(masked - m[:, :, None]), 0.0)
+    # A row of -Inf scores shifts by 0, not by -Inf (-Inf - -Inf would be NaN): its sum is 0.
+    shift = np.where(m == -np.inf, 0.0, m)
+    e = np.where(mask, np.exp(masked - shift[:, :, None]), 0.0)
     total = e.sum(axis=2)
-    p = e / total[:, :, None]
-    o = np.einsum("shj,jhd->shd", p, expand_kv(v, q.shape[1]))
-    return {"O": o, "LSE": m + np.log(total), "P": p}
+    p = np.where(mask, e / total[:, :, None], 0.0)
+    o = visible_einsum("shj,jhd->shd", p, expand_kv(v, q.shape[1]), mask)
+    return {"O": o, "LSE": shift + np.log(total), "P": p}
 
 
 def attention_backward(
@@ -78,9 +132,12 @@ def attention_backward(
 ) -> dict[str, np.ndarray]:
     """Gradients of L = <dO, O> w.r.t. Q, K, V, given the saved LSE; also P and dS.
 
-    P = exp(S - LSE) on visible keys (the softmax when LSE is the forward's), O = P V,
-    D = rowsum(dO * O), dP = dO V^T, dS = scale * P * (dP - D) (scale folded into dS as the seed
-    does), dQ = dS K, dK = dS^T Q and dV = P^T dO summed over each kv head's query heads.
+    P = exp(S - LSE) on visible keys (the softmax when LSE is the forward's), dP = dO V^T,
+    D = sum_j P dP (the seed's formula; FlashAttention's rowsum(dO * O) is the same number, but
+    with an Inf in dO it sums one Inf where this sums an Inf per key, possibly of both signs: the
+    seed's form decides NaN against Inf), dS = scale * P * (dP - D) (scale folded into dS as the
+    seed does), dQ = dS K, dK = dS^T Q and dV = P^T dO summed over each kv head's query heads.
+    Every sum runs over visible (s, j) pairs only; P and dS are exactly 0 on hidden pairs.
     """
     n_heads = q.shape[1]
     n_kv = k.shape[1]
@@ -92,13 +149,12 @@ def attention_backward(
     s_ = scores(q, k, scale)
     lse = np.asarray(lse, dtype=np.float64)[:, :, None]
     p = np.where(mask, np.exp(np.where(mask, s_ - lse, 0.0)), 0.0)
-    o = np.einsum("shj,jhd->shd", p, vv)
-    big_d = (do * o).sum(axis=2)
     dp = np.einsum("shd,jhd->shj", do, vv)
-    ds = scale * p * (dp - big_d[:, :, None])
-    dq = np.einsum("shj,jhd->shd", ds, kk)
-    dk = reduce_kv(np.einsum("shj,shd->jhd", ds, q), n_kv)
-    dv = reduce_kv(np.einsum("shj,shd->jhd", p, do), n_kv)
+    big_d = np.where(mask, p * dp, 0.0).sum(axis=2)
+    ds = np.where(mask, scale * p * (dp - big_d[:, :, None]), 0.0)
+    dq = visible_einsum("shj,jhd->shd", ds, kk, mask)
+    dk = reduce_kv(visible_einsum("shj,shd->jhd", ds, q, mask), n_kv)
+    dv = reduce_kv(visible_einsum("shj,shd->jhd", p, do, mask), n_kv)
     return {"dQ": dq, "dK": dk, "dV": dv, "P": p, "dS": ds}
 
 
@@ -108,13 +164,15 @@ def attention_dkdv_from_scratch(
     """dK[j] = sum_{s >= j, h in group} dS[s,h,j] Q[s,h]; dV likewise with P and dO.
 
     Only the causal triangle s >= j of the scratch counts: queries before j never see key j.
+    The document mask arrives as the scratch's zeros (its producer writes exact zeros for hidden
+    pairs), so a zero entry is a hidden pair: it contributes nothing, even against a NaN or Inf
+    in Q or dO. A visible P that underflowed to 0 is skipped alike, which changes a sum only
+    when it meets a NaN or Inf.
     """
     seq = p.shape[0]
     causal = (np.arange(seq)[:, None] >= np.arange(seq)[None, :])[:, None, :]
-    p = np.where(causal, np.asarray(p, dtype=np.float64), 0.0)
-    ds = np.where(causal, np.asarray(ds, dtype=np.float64), 0.0)
-    q = np.asarray(q, dtype=np.float64)
-    do = np.asarray(do, dtype=np.float64)
-    dk = reduce_kv(np.einsum("shj,shd->jhd", ds, q), n_kv)
-    dv = reduce_kv(np.einsum("shj,shd->jhd", p, do), n_kv)
+    p = np.asarray(p, dtype=np.float64)
+    ds = np.asarray(ds, dtype=np.float64)
+    dk = reduce_kv(visible_einsum("shj,shd->jhd", ds, q, causal & (ds != 0)), n_kv)
+    dv = reduce_kv(visible_einsum("shj,shd->jhd", p, do, causal & (p != 0)), n_kv)
     return {"dK": dk, "dV": dv}

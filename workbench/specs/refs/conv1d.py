@@ -15,6 +15,12 @@ reversed: w_seed[k] = weight[W - 1 - k]). The backward follows from the chain ru
     dbias[c]       = sum_{b, t} g[b, c, t]
 
 Bias may be None (off): it is then 0 and its gradient is reported as zeros.
+
+Special values: the zero padding (x before t = 0, g past seqlen) is multiplied like any input,
+as causal-conv1d's CUDA forward does (its first chunk's history is zeros, run through every tap)
+and F.conv1d(padding=W-1) does where it materialises the padding, so a NaN or Inf weight reaches
+every step of its channel, the first W - 1 too (Inf x 0 = NaN), and a NaN or Inf in g reaches
+dweight through the padded x.
 """
 
 from __future__ import annotations
