@@ -35,7 +35,7 @@ from workbench.specs.base import Buffer, Cost, KernelSpec
 from workbench.specs.registry import spec_for
 from workbench.wgsl.corpus import SHIPPED, Corpus, Kernel, load_corpus
 from workbench.wgsl.reflect import Binding
-from workbench.wgsl.types import NUMPY_DTYPE, WType
+from workbench.wgsl.types import NUMPY_DTYPE, WType, round_up
 
 ADHOC_N = 1024
 ADHOC_SIZE_NAMES = ("n", "size", "len", "count")
@@ -285,6 +285,8 @@ class Session:
         ep = k.entry_point
         if ep is None:
             raise UserError(f"{k.file}:{k.name}: no @compute entry point could be reflected")
+        if seed < 0:
+            raise UserError(f"seed must be >= 0, got {seed}")
         spec = self.spec(k, adhoc)
         if spec is not None:
             case = self._spec_case(k, spec, dims or {}, sizes or {}, seed)
@@ -314,6 +316,15 @@ class Session:
         uniforms = spec.uniforms(d)
         shipped = next(s for s in shipped_corpus().kernels if s.name == spec.name)
         spec_names = {(b.group, b.binding): b.name for b in shipped.entry_point.bindings}
+        grid = tuple(int(v) for v in spec.grid(d))
+        sized = []
+        for b in k.entry_point.bindings:
+            if b.space == "uniform":
+                sized.append((b, b.type.size(True)))
+            else:
+                buf = buffers[spec_names.get((b.group, b.binding), b.name)]
+                sized.append((b, buf.count * np.dtype(buf.dtype).itemsize))
+        self._check_fits(k, sized, grid)
         gen = None
         plans, arrays = [], {}
         for b in k.entry_point.bindings:
@@ -354,7 +365,6 @@ class Session:
                     source,
                 )
             )
-        grid = tuple(int(v) for v in spec.grid(d))
         return Case(k, spec, d, seed, plans, arrays, dict(uniforms), grid)  # type: ignore[arg-type]
 
     def _adhoc_case(
@@ -369,12 +379,19 @@ class Session:
         if n < 0:
             raise UserError(f"n must be >= 0, got {n}")
         names = {b.name for b in k.entry_point.bindings}
+        uniform_sized = sorted(
+            b.name for b in k.entry_point.bindings if b.space == "uniform" and b.name in sizes
+        )
+        if uniform_sized:
+            raise UserError(
+                f"--size {uniform_sized[0]}: a uniform has a fixed size; set its value with --set"
+            )
         bad = sorted(set(sizes) - names)
         if bad:
             raise UserError(
                 f"{k.name} has no binding {', '.join(bad)}; bindings: {', '.join(sorted(names))}"
             )
-        plans, arrays, uniforms = [], {}, {}
+        plans, arrays, uniforms, recipes = [], {}, {}, []
         for idx, b in enumerate(k.entry_point.bindings):
             if b.space == "uniform":
                 uniforms[b.name] = _adhoc_uniform(b.type, b.name, n)
@@ -389,17 +406,33 @@ class Session:
                 raise UserError(f"{b.name} is a fixed-size {b.type.text}; it cannot be resized")
             dtype, inner = _host_view(b.element)
             shape = (count, *inner) if b.type.kind == "array" else inner or (1,)
-            nbytes = count * b.element_stride if b.type.kind == "array" else b.type.size()
+            # A lone vec3 (12 bytes) is shown with its padding lane, like vec3 array elements.
+            nbytes = (
+                count * b.element_stride
+                if b.type.kind == "array"
+                else round_up(b.type.align(), b.type.size())
+            )
             role = "input" if b.access == "read" else "output"
             source = "zeros"
             if role == "input":
                 recipe = _adhoc_recipe(dtype, n)
                 if np.dtype(dtype).names is None:
-                    arrays[b.name] = make_input(recipe, shape, dtype, seed + idx, b.name)
+                    recipes.append((b.name, recipe, shape, dtype, seed + idx))
                     source = f"{recipe} (seed {seed + idx})"
             plans.append(BindingPlan(b, b.name, role, shape, (), dtype, nbytes, source))
         wg = k.entry_point.workgroup_size[0]
-        return Case(k, None, {"n": n}, seed, plans, arrays, uniforms, (math.ceil(n / wg), 1, 1))
+        grid = (math.ceil(n / wg), 1, 1)
+        self._check_fits(k, [(p.binding, p.nbytes) for p in plans], grid)
+        for name, recipe, shape, dtype, bseed in recipes:
+            arrays[name] = make_input(recipe, shape, dtype, bseed, name)
+        return Case(k, None, {"n": n}, seed, plans, arrays, uniforms, grid)
+
+    def _check_fits(
+        self, k: Kernel, sized: list[tuple[Binding, int]], grid: tuple[int, ...]
+    ) -> None:
+        """Refuse a case over the adapter's limits before its inputs are made (they may be huge)."""
+        plans = [BufferPlan(b, nbytes) for b, nbytes in sized]
+        self.gpu.check_limits(plans, k.entry_point.workgroup_size, grid, k.name)
 
     def _give_input(self, case: Case, name: str, value: np.ndarray | str) -> None:
         try:
@@ -483,7 +516,12 @@ class Session:
                 plans.append(BufferPlan(p.binding, len(data), data, False))
             else:
                 arr = case.inputs.get(p.name)
-                data = arr.tobytes() if arr is not None else None
+                # A byte view, not a copy: big inputs would otherwise be copied on every run.
+                data = (
+                    memoryview(np.ascontiguousarray(arr).reshape(-1).view(np.uint8))
+                    if arr is not None
+                    else None
+                )
                 plans.append(BufferPlan(p.binding, p.nbytes, data, p.role != "input"))
         grid = self.gpu.check_limits(plans, k.entry_point.workgroup_size, case.grid, k.name)
         say("compiling", 0.05)
@@ -502,7 +540,8 @@ class Session:
         for p in case.bindings:
             if p.name in result.outputs or p.binding.name in result.outputs:
                 raw = result.outputs.get(p.binding.name, b"")
-                outputs[p.name] = np.frombuffer(raw, dtype=p.dtype).reshape(p.shape).copy()
+                # `raw` is a private writable copy: the array can own it without copying again.
+                outputs[p.name] = np.frombuffer(raw, dtype=p.dtype).reshape(p.shape)
         ref, comparisons = None, {}
         if reference and case.spec is not None:
             say("reference", 0.92)

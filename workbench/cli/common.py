@@ -80,7 +80,7 @@ def open_session(args: argparse.Namespace) -> Session:
 
 def announce_adapter(session: Session, explicit: bool, quiet: bool) -> None:
     """The one line that says no GPU was found and the CPU adapter is in use."""
-    if session.adapter.is_cpu and not explicit:
+    if session.adapter.is_cpu and not explicit and not quiet:
         print(
             f"workbench: no GPU found; running on the CPU adapter {session.adapter.label}",
             file=sys.stderr,

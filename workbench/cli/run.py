@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import math
 from pathlib import Path
 
 import numpy as np
@@ -27,6 +28,10 @@ def register(sub: argparse._SubParsersAction) -> None:
 def cmd_run(args: argparse.Namespace) -> int:
     if args.reps < 0 or args.warmup < 0:
         raise UserError("--reps and --warmup must be >= 0")
+    for flag, tol in (("--rtol", args.rtol), ("--atol", args.atol)):
+        # A NaN tolerance would pass every element; a negative one would fail every element.
+        if tol is not None and not (math.isfinite(tol) and tol >= 0):
+            raise UserError(f"{flag} must be a finite number >= 0, got {tol}")
     session = open_session(args)
     case = build_case(session, args)
     run = session.run(case, reps=args.reps, warmup=args.warmup, rtol=args.rtol, atol=args.atol)

@@ -45,7 +45,7 @@ class BufferPlan:
 
     binding: Binding
     nbytes: int
-    data: bytes | None = None
+    data: bytes | memoryview | None = None
     read: bool = False
 
 
@@ -99,7 +99,7 @@ class Program:
 
 @dataclass
 class DispatchResult:
-    outputs: dict[str, bytes]
+    outputs: dict[str, memoryview]  # each a private copy, writable
     timing: Timing | None
     grid: tuple[int, int, int]
 
@@ -216,8 +216,9 @@ class GpuContext:
             cap = min(cap, lim.get("max-buffer-size", cap))
             if plan.nbytes > cap:
                 raise LimitError(
-                    f"{where}: binding {b.binding} '{b.name}' would need {_mib(plan.nbytes)}, over "
-                    f"the adapter's {cap_name} of {_mib(cap)}; use smaller dims or another adapter"
+                    f"{where}: binding {b.binding} '{b.name}' would need {_mib(plan.nbytes)} "
+                    f"({plan.nbytes:,} bytes), over the adapter's {cap_name} of {_mib(cap)} "
+                    f"({cap:,} bytes); use smaller dims or another adapter"
                 )
         storage = sum(1 for p in plans if p.binding.space == "storage")
         cap = lim.get("max-storage-buffers-per-shader-stage", 8)
@@ -288,7 +289,13 @@ class GpuContext:
                         "buffer": {"type": kind},
                     }
                 )
-            layouts.append(dev.create_bind_group_layout(entries=entries))
+            try:
+                layouts.append(dev.create_bind_group_layout(entries=entries))
+            except wgpu.GPUError as exc:
+                # e.g. a binding index over the adapter's max-bindings-per-bind-group.
+                raise CompileError(
+                    f"{file}: bind group {g} of '{entry}' rejected: {_first_cause(str(exc))}"
+                ) from None
         compute: dict[str, Any] = {"module": module, "entry_point": entry}
         if constants:
             compute["constants"] = constants
@@ -335,8 +342,10 @@ class GpuContext:
                 size = max(16, (p.nbytes + 3) // 4 * 4)
                 buf = dev.create_buffer(size=size, usage=usage)
                 if p.data:
-                    data = p.data + b"\0" * ((-len(p.data)) % 4)
-                    dev.queue.write_buffer(buf, 0, data)
+                    # Uploads go straight from the caller's memory; only an odd size is copied
+                    # (writes must be a multiple of 4 bytes).
+                    pad = (-len(p.data)) % 4
+                    dev.queue.write_buffer(buf, 0, bytes(p.data) + b"\0" * pad if pad else p.data)
                 buffers[p.binding.name] = buf
             groups = []
             for g, layout in enumerate(program.layouts):
@@ -377,15 +386,15 @@ class GpuContext:
                 ) from None
             raise GpuError(f"{self.adapter.label}: {_first_cause(text)}") from None
 
-    def _read_back(self, wanted: dict[str, tuple[Any, int]]) -> dict[str, bytes]:
+    def _read_back(self, wanted: dict[str, tuple[Any, int]]) -> dict[str, memoryview]:
         """Copy each wanted buffer through one reused MAP_READ staging buffer."""
         import wgpu
 
-        out: dict[str, bytes] = {}
+        out: dict[str, memoryview] = {}
         dev = self.device
         for name, (buf, nbytes) in wanted.items():
             if nbytes == 0:
-                out[name] = b""
+                out[name] = memoryview(bytearray())
                 continue
             size = (nbytes + 3) // 4 * 4
             if self._staging is None or self._staging.size < size:
@@ -400,7 +409,8 @@ class GpuContext:
             dev.queue.submit([enc.finish()])
             self._staging.map_sync(wgpu.MapMode.READ, 0, size)
             try:
-                out[name] = bytes(self._staging.read_mapped(0, size, copy=True))[:nbytes]
+                # read_mapped(copy=True) already copies into a new bytearray: no second copy.
+                out[name] = self._staging.read_mapped(0, size, copy=True)[:nbytes]
             finally:
                 self._staging.unmap()
         return out

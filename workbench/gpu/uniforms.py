@@ -7,6 +7,7 @@ of field names (struct). Missing struct fields and vector components are zero. N
 
 from __future__ import annotations
 
+import math
 import struct
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -84,11 +85,14 @@ def _write_scalar(buf: bytearray, offset: int, scalar: str, value: Any, where: s
     fmt = _FMT[scalar]
     try:
         if scalar in ("u32", "i32", "bool"):
+            # int() of NaN or Inf raises; say what is wrong instead.
+            if isinstance(value, float) and (math.isnan(value) or math.isinf(value)):
+                raise UserError(f"{where}: {value} is not an integer ({scalar})")
             if float(value) != int(value):
                 raise UserError(f"{where}: {value} is not an integer ({scalar})")
             value = int(value)
         struct.pack_into(fmt, buf, offset, value)
-    except struct.error:
+    except (struct.error, OverflowError):
         raise UserError(f"{where}: {value} does not fit in {scalar}") from None
 
 

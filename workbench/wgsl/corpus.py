@@ -173,6 +173,8 @@ def _read_config(root: Path) -> tuple[list[str], list[str]]:
         cfg = tomllib.loads(cfg_path.read_text(encoding="utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise CorpusError(f"{cfg_path}: not valid TOML: {exc}") from exc
+    except OSError as exc:
+        raise CorpusError(f"{cfg_path}: cannot read: {exc.strerror or exc}") from exc
     pre = cfg.get("preamble", {})
     if not isinstance(pre, dict):
         raise CorpusError(f"{cfg_path}: [preamble] must be a table")
@@ -217,7 +219,12 @@ def _blank_enables(text: str) -> str:
 def _split_file(rel: str, text: str, injected: list[Piece]) -> list[Kernel]:
     text = _ensure_newline(text)
     lines = text.splitlines(keepends=True)
-    markers = [(i, m.group(1)) for i, ln in enumerate(lines) if (m := _MARKER.match(ln))]
+    commented = _starts_in_block_comment(lines)
+    markers = [
+        (i, m.group(1))
+        for i, ln in enumerate(lines)
+        if not commented[i] and (m := _MARKER.match(ln))
+    ]
     if not markers:
         return _plain_file_kernels(rel, text, injected)
     local = Piece(rel, 1, "".join(lines[: markers[0][0]]))
@@ -230,6 +237,25 @@ def _split_file(rel: str, text: str, injected: list[Piece]) -> list[Kernel]:
         _pick_entry(kernel, body.text, preferred=name)
         kernels.append(kernel)
     return kernels
+
+
+def _starts_in_block_comment(lines: list[str]) -> list[bool]:
+    """For each line, whether it begins inside a (nested) block comment: a marker line there is
+    commented out, e.g. a whole kernel section disabled with `/* ... */`."""
+    out, depth = [], 0
+    for ln in lines:
+        out.append(depth > 0)
+        i = 0
+        while i < len(ln):
+            if depth == 0 and ln.startswith("//", i):
+                break
+            if ln.startswith("/*", i):
+                depth, i = depth + 1, i + 2
+            elif depth and ln.startswith("*/", i):
+                depth, i = depth - 1, i + 2
+            else:
+                i += 1
+    return out
 
 
 def _plain_file_kernels(rel: str, text: str, injected: list[Piece]) -> list[Kernel]:

@@ -34,7 +34,10 @@ class Diagnostic:
         if not self.source_line:
             return head
         gutter = f"{self.line} | "
-        caret = " " * (len(gutter) + max(self.column - 1, 0)) + "^"
+        # naga counts columns in characters; keep the line's tabs so the caret lines up under them.
+        before = self.source_line[: max(self.column - 1, 0)]
+        pad = "".join("\t" if c == "\t" else " " for c in before)
+        caret = " " * len(gutter) + pad + " " * (self.column - 1 - len(before)) + "^"
         return f"{head}\n{gutter}{self.source_line.rstrip()}\n{caret}"
 
 

@@ -151,7 +151,12 @@ class _Fn:
 
 def reflect(text: str, where: str = "<wgsl>") -> ModuleInfo:
     """Reflect a whole module. `where` names the file (or module) in error messages."""
-    return _Parser(text, where).parse()
+    parser = _Parser(text, where)
+    try:
+        return parser.parse()
+    except RecursionError:
+        # Types and expressions are parsed recursively; absurd nesting must not escape as a crash.
+        raise parser._err("expression or type nested too deeply") from None
 
 
 class _Parser:
@@ -293,16 +298,27 @@ class _Parser:
         name = self._ident().text
         self._expect("{")
         fields: list[tuple[str, WType]] = []
+        layout: list[tuple[int | None, int | None]] = []
         while not self._accept("}"):
-            self._attributes()
+            attrs = self._attributes()
             fname = self._ident().text
             self._expect(":")
             fields.append((fname, self._type()))
+            # @align and @size move members and pad structs: the host must lay them out too.
+            layout.append((self._layout_attr(attrs, "align"), self._layout_attr(attrs, "size")))
             if not self._accept(","):
                 self._expect("}")
                 break
         self._accept(";")
-        self.info.structs[name] = make_struct(name, fields)
+        self.info.structs[name] = make_struct(name, fields, attrs=layout)
+
+    def _layout_attr(self, attrs: dict[str, list[list[Token]]], what: str) -> int | None:
+        if what not in attrs:
+            return None
+        value = self._eval(attrs[what][0]) if attrs[what] else None
+        if value is None or value != int(value) or value <= 0:
+            raise self._err(f"@{what} on a struct member needs a positive integer constant")
+        return int(value)
 
     def _const(self) -> None:
         name = self._ident().text
@@ -363,8 +379,8 @@ class _Parser:
 
     def _int_attr(self, args: list[list[Token]], what: str, at: Token) -> int:
         value = self._eval(args[0]) if args else None
-        if value is None or int(value) != value or value < 0:
-            raise self._err(f"@{what} needs a non-negative integer", at)
+        if value is None or int(value) != value or not 0 <= value <= 0xFFFFFFFF:
+            raise self._err(f"@{what} needs a non-negative integer that fits in u32", at)
         return int(value)
 
     def _fn(self, attrs: dict[str, list[list[Token]]], at: Token) -> None:
@@ -391,20 +407,17 @@ class _Parser:
         if name in self.info.structs:
             return self.info.structs[name]
         if name.startswith("vec") and name[3:] in ("2", "3", "4"):
-            self._expect("<")
-            inner = self._type()
-            self._expect(">")
-            return make_vector(int(name[3:]), inner.text)
-        if name.startswith("mat") and len(name) == 6 and name[4] == "x":
-            self._expect("<")
-            inner = self._type()
-            self._expect(">")
-            return make_matrix(int(name[3]), int(name[5]), inner.text)
+            return make_vector(int(name[3:]), self._scalar_parameter(name))
+        if (
+            name.startswith("mat")
+            and len(name) == 6
+            and name[3] in "234"
+            and name[4] == "x"
+            and name[5] in "234"
+        ):
+            return make_matrix(int(name[3]), int(name[5]), self._scalar_parameter(name))
         if name == "atomic":
-            self._expect("<")
-            inner = self._type()
-            self._expect(">")
-            return make_atomic(inner)
+            return make_atomic(make_scalar(self._scalar_parameter(name)))
         if name == "array":
             self._expect("<")
             elem = self._type()
@@ -435,6 +448,15 @@ class _Parser:
             return WType("opaque", name)
         raise self._err(f"unknown type '{name}'", tok)
 
+    def _scalar_parameter(self, outer: str) -> str:
+        """The `<T>` of a vector, matrix or atomic, which must be a scalar type."""
+        self._expect("<")
+        inner = self._type()
+        if inner.kind != "scalar":
+            raise self._err(f"{outer}<...> needs a scalar type, not '{inner.text}'")
+        self._expect(">")
+        return inner.text
+
     def _skip_template(self) -> None:
         self._expect("<")
         depth = 1
@@ -454,9 +476,11 @@ class _Parser:
         if not expr:
             return None
         try:
-            return _ConstEval(expr, self.info.consts).value()
+            value = _ConstEval(expr, self.info.consts).value()
         except (ValueError, ZeroDivisionError, OverflowError, IndexError, KeyError, TypeError):
             return None
+        # Infinity and NaN are no constant WGSL accepts, and int() of them would raise.
+        return value if isinstance(value, int) or math.isfinite(value) else None
 
     # -- entry points ------------------------------------------------------------------------
     def _finish_entry_points(self) -> None:

@@ -12,7 +12,8 @@ from dataclasses import dataclass
 
 from workbench.errors import ReflectionError
 
-_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+# WGSL identifiers are Unicode (XID_Start XID_Continue*); `\w` is the close Python equivalent.
+_IDENT = re.compile(r"[^\W\d]\w*")
 # Hex floats and ints, decimal floats with exponents, then suffixes (u, i, f, h).
 _NUMBER = re.compile(
     r"0[xX][0-9a-fA-F]*\.?[0-9a-fA-F]*(?:[pP][+-]?[0-9]+)?[fh]?[iu]?"

@@ -24,6 +24,14 @@ class Member:
     name: str
     type: WType
     offset: int
+    align_attr: int | None = None  # an explicit @align(N) on the member
+    size_attr: int | None = None  # an explicit @size(N) on the member
+
+    def align(self, uniform: bool = False) -> int:
+        return self.align_attr or self.type.align(uniform)
+
+    def size(self, uniform: bool = False) -> int:
+        return self.size_attr if self.size_attr is not None else self.type.size(uniform)
 
 
 @dataclass(frozen=True)
@@ -53,7 +61,7 @@ class WType:
         if self.kind == "array":
             a = self.element.align(uniform) if self.element else 4
             return round_up(16, a) if uniform else a
-        a = max((m.type.align(uniform) for m in self.members), default=4)
+        a = max((m.align(uniform) for m in self.members), default=4)
         return round_up(16, a) if uniform else a
 
     def size(self, uniform: bool = False) -> int:
@@ -70,7 +78,7 @@ class WType:
         if not self.members:
             return 0
         last = self.members[-1]
-        end = last.offset + last.type.size(uniform)
+        end = last.offset + last.size(uniform)
         return round_up(self.align(uniform), end)
 
     def stride(self, uniform: bool = False) -> int:
@@ -107,17 +115,25 @@ def make_array(element: WType, count: int | None) -> WType:
     return WType("array", text, scalar=element.scalar, count=count, element=element)
 
 
-def make_struct(name: str, fields: list[tuple[str, WType]], uniform: bool = False) -> WType:
+def make_struct(
+    name: str,
+    fields: list[tuple[str, WType]],
+    uniform: bool = False,
+    attrs: list[tuple[int | None, int | None]] | None = None,
+) -> WType:
     """A struct with member offsets laid out by the host-shareable rules.
 
     Offsets are computed with the storage rules; `uniform_layout` recomputes them for uniforms.
+    `attrs` gives each field's explicit (@align, @size), None where the field has none.
     """
     members: list[Member] = []
     offset = 0
-    for fname, ftype in fields:
-        offset = round_up(ftype.align(uniform), offset)
-        members.append(Member(fname, ftype, offset))
-        offset += ftype.size(uniform)
+    for k, (fname, ftype) in enumerate(fields):
+        align_attr, size_attr = attrs[k] if attrs else (None, None)
+        member = Member(fname, ftype, 0, align_attr, size_attr)
+        offset = round_up(member.align(uniform), offset)
+        members.append(Member(fname, ftype, offset, align_attr, size_attr))
+        offset += member.size(uniform)
     scalars = {f.scalar for _, f in fields}
     scalar = scalars.pop() if len(scalars) == 1 else None
     return WType("struct", name, scalar=scalar, members=tuple(members))
@@ -127,7 +143,8 @@ def uniform_layout(t: WType) -> WType:
     """The same type with struct member offsets recomputed under the uniform address space rules."""
     if t.kind == "struct":
         fields = [(m.name, uniform_layout(m.type)) for m in t.members]
-        return make_struct(t.text, fields, uniform=True)
+        attrs = [(m.align_attr, m.size_attr) for m in t.members]
+        return make_struct(t.text, fields, uniform=True, attrs=attrs)
     if t.kind == "array" and t.element is not None:
         return make_array(uniform_layout(t.element), t.count)
     return t
