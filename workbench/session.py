@@ -549,7 +549,7 @@ class Session:
             for name in case.spec.outputs:
                 if name not in ref or name not in outputs:
                     continue
-                tol = case.spec.tolerances.get(name)
+                tol = case.spec.tolerance(name, case.dims)
                 comparisons[name] = compare(
                     name,
                     outputs[name],

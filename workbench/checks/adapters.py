@@ -104,7 +104,7 @@ def adapter_results(
                 )
             )
             continue
-        tol = case.spec.tolerances.get(name) if case.spec else None
+        tol = case.spec.tolerance(name, case.dims) if case.spec else None
         r, t = (tol.rtol, tol.atol) if tol else default_tolerance(str(mine.dtype))
         if rtol is not None:
             r = rtol

@@ -214,7 +214,7 @@ def _as_plan(case: Case, name: str, value: np.ndarray) -> np.ndarray:
 def _tolerance(
     case: Case, name: str, rtol: float | None, atol: float | None
 ) -> tuple[float, float]:
-    spec_tol = case.spec.tolerances.get(name) if case.spec else None
+    spec_tol = case.spec.tolerance(name, case.dims) if case.spec else None
     d_rtol, d_atol = default_tolerance(case.plan(name).dtype)
     r = rtol if rtol is not None else (spec_tol.rtol if spec_tol else d_rtol)
     a = atol if atol is not None else (spec_tol.atol if spec_tol else d_atol)
@@ -329,7 +329,7 @@ def _gpu_samples(
         # What the forward's own tolerance lets each changed output be off by, on both sides.
         noise = 0.0
         for k, up in problem.up.items():
-            ftol = fspec.tolerances.get(k)
+            ftol = fspec.tolerance(k, base.dims)
             f_rtol, f_atol = (ftol.rtol, ftol.atol) if ftol else default_tolerance(str(fp[k].dtype))
             a = fp[k].astype(np.float64).reshape(up.shape)
             b = fm[k].astype(np.float64).reshape(up.shape)

@@ -283,7 +283,7 @@ def _scenario(
             continue
         got = run.outputs[name]
         r = _in_range(np.asarray(ref[name], dtype=np.float64), got.dtype)
-        tol = case.spec.tolerances.get(name)
+        tol = case.spec.tolerance(name, case.dims)
         rtol, atol = (tol.rtol, tol.atol) if tol else default_tolerance(str(got.dtype))
         g = got.astype(np.float64)
         g_nf, r_nf = ~np.isfinite(g), ~np.isfinite(r)

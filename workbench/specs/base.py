@@ -2,9 +2,9 @@
 
 A `KernelSpec` names a kernel's dimensions, the shape and host dtype of every storage binding,
 how inputs are generated (seeded), the values of its uniforms, its dispatch grid, which bindings
-are outputs, a float64 reference, tolerances per output (with the reason) and a cost model. A
-`GradLink` ties a backward kernel to its forward for gradient checks (the links live in
-`workbench.specs.grads`, keyed by kernel name).
+are outputs, a float64 reference, tolerances per output (with the reason; static, or a function of
+the dims where the error grows with them) and a cost model. A `GradLink` ties a backward kernel to
+its forward for gradient checks (the links live in `workbench.specs.grads`, keyed by kernel name).
 
 The binding *signature* (order, address space, access, element type) is not written here: the
 registry reflects it from the shipped WGSL, so a spec and its shipped kernel can never disagree.
@@ -100,7 +100,12 @@ class GradLink:
 
 @dataclass(frozen=True)
 class KernelSpec:
-    """The meaning of one kernel. Every callable takes the resolved dims (defaults filled in)."""
+    """The meaning of one kernel. Every callable takes the resolved dims (defaults filled in).
+
+    Tolerances: `tolerances` holds the static ones; a kernel whose error grows with a dim (RoPE's
+    f32 angle with the position) gives `tolerances_for(dims)` as well, whose entries take
+    precedence. Read them through `tolerance(name, dims)`, never from the fields directly.
+    """
 
     name: str
     file: str
@@ -116,6 +121,16 @@ class KernelSpec:
     zeroed: tuple[str, ...] = ()
     special: Mapping[str, str] = field(default_factory=dict)
     doc: str = ""
+    tolerances_for: Callable[[Dims], Mapping[str, Tol]] | None = None
+
+    def tolerance(self, name: str, dims: Dims) -> Tol | None:
+        """The tolerance of output `name` at the resolved `dims`, or None when the spec gives none
+        (callers then use the dtype's defaults)."""
+        if self.tolerances_for is not None:
+            tol = self.tolerances_for(dims).get(name)
+            if tol is not None:
+                return tol
+        return self.tolerances.get(name)
 
     def resolve_dims(self, given: Mapping[str, int] | None = None) -> dict[str, int]:
         """Defaults overlaid with `given`; unknown names and out-of-range values are refused."""
