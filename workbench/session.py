@@ -432,7 +432,9 @@ class Session:
     ) -> None:
         """Refuse a case over the adapter's limits before its inputs are made (they may be huge)."""
         plans = [BufferPlan(b, nbytes) for b, nbytes in sized]
-        self.gpu.check_limits(plans, k.entry_point.workgroup_size, grid, k.name)
+        self.gpu.check_limits(
+            plans, k.entry_point.workgroup_size, grid, k.name, entry=k.entry_point
+        )
 
     def _give_input(self, case: Case, name: str, value: np.ndarray | str) -> None:
         try:
@@ -523,7 +525,9 @@ class Session:
                     else None
                 )
                 plans.append(BufferPlan(p.binding, p.nbytes, data, p.role != "input"))
-        grid = self.gpu.check_limits(plans, k.entry_point.workgroup_size, case.grid, k.name)
+        grid = self.gpu.check_limits(
+            plans, k.entry_point.workgroup_size, case.grid, k.name, entry=k.entry_point
+        )
         say("compiling", 0.05)
         program = self._compile(k)
         say("dispatching", 0.15)

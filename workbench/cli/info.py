@@ -1,4 +1,8 @@
-"""`workbench adapters` and `workbench list`: what the machine has, what the corpus holds."""
+"""`workbench adapters` and `workbench list`: what the machine has, what the corpus holds.
+
+`adapters` probes each adapter once (a device and a trivial compute pipeline), so one that lists but
+cannot run compute shaders is marked, and the default it shows is chosen knowing that.
+"""
 
 from __future__ import annotations
 
@@ -8,6 +12,7 @@ from workbench.cli.common import add_corpus_adapter, open_session, print_json
 from workbench.gpu.adapters import choose_adapter, list_adapters
 from workbench.gpu.device import GpuContext
 from workbench.session import Session
+from workbench.wgsl.corpus import Kernel
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -24,15 +29,24 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def cmd_adapters(args: argparse.Namespace) -> int:
-    default = choose_adapter()
     rows = []
     for a in list_adapters():
         ctx = GpuContext(a)
-        try:
-            subgroup = ctx.subgroup_size
-        except Exception:  # a broken adapter still gets listed, without the measurement
-            subgroup = None
-        rows.append(a.to_json() | {"subgroup_size": subgroup, "default": a.index == default.index})
+        problem = ctx.probe_compute()
+        subgroup = None
+        if problem is None:
+            try:
+                subgroup = ctx.subgroup_size
+            except Exception:  # a broken adapter still gets listed, without the measurement
+                subgroup = None
+        rows.append(
+            a.to_json()
+            | {"subgroup_size": subgroup, "compute": problem is None, "problem": problem}
+        )
+    # Chosen after the probes, so an adapter that cannot run compute shaders is not the default.
+    default = choose_adapter()
+    for r in rows:
+        r["default"] = r["index"] == default.index
     if args.json:
         print_json(rows)
         return 0
@@ -40,11 +54,14 @@ def cmd_adapters(args: argparse.Namespace) -> int:
         mark = "*" if r["default"] else " "
         lim = r["limits"]
         print(f"{mark} {r['index']}: {r['name']} ({r['backend']}, {r['type']})  {r['driver']}")
+        if r["problem"]:
+            print(f"     ! cannot run compute shaders: {r['problem']}")
         print(
             f"     subgroup size {r['subgroup_size'] or '–'}   max storage binding "
             f"{lim.get('max-storage-buffer-binding-size', 0) / (1 << 20):,.0f} MiB   "
             f"workgroups/dim {lim.get('max-compute-workgroups-per-dimension', 0):,}   "
-            f"invocations/wg {lim.get('max-compute-invocations-per-workgroup', 0)}"
+            f"invocations/wg {lim.get('max-compute-invocations-per-workgroup', 0)}   "
+            f"workgroup memory {_kib(lim.get('max-compute-workgroup-storage-size', 0))}"
         )
         useful = [
             f
@@ -71,6 +88,11 @@ def kernel_rows(session: Session) -> list[dict]:
                 "line": k.line,
                 "entry_point": ep.name if ep else None,
                 "workgroup_size": list(ep.workgroup_size) if ep else None,
+                "workgroup_bytes": ep.workgroup_bytes if ep else None,
+                "workgroup_vars": [
+                    {"name": v.name, "type": v.type.text, "bytes": v.size, "at": _at(k, v.line)}
+                    for v in (ep.workgroup_vars if ep else ())
+                ],
                 "bindings": [
                     {
                         "group": b.group,
@@ -95,29 +117,44 @@ def cmd_list(args: argparse.Namespace) -> int:
     if args.path and not args.corpus:
         args.corpus = args.path
     session = open_session(args)
+    # Every status compiles, so the device is made anyway: say once if it cannot run compute.
+    problem = session.gpu.probe_compute()
     rows = kernel_rows(session)
     if args.json:
         print_json(
             {
                 "corpus": str(session.corpus.root),
                 "adapter": session.adapter.label,
+                "adapter_problem": problem,
                 "kernels": rows,
                 "skipped_files": session.corpus.problems,
             }
         )
         return 0
     print(f"corpus {session.corpus.root}  ·  adapter {session.adapter.label}")
+    if problem:
+        print(f"  ! {session.adapter.label} cannot run compute shaders: {problem}")
     width = max((len(r["name"]) for r in rows), default=10)
     for r in rows:
         wg = "x".join(map(str, r["workgroup_size"])) if r["workgroup_size"] else "–"
+        shared = _kib(r["workgroup_bytes"]) if r["workgroup_bytes"] else "–"
         spec = "spec" if r["spec"] else "ad hoc"
         first, *rest = r["status"].splitlines() or [""]
         print(
-            f"  {r['name']:<{width}}  {r['file']:<28} wg {wg:<9} {len(r['bindings'])} bindings  "
-            f"{spec:<6}  {first}"
+            f"  {r['name']:<{width}}  {r['file']:<28} wg {wg:<9} shared {shared:>8}  "
+            f"{len(r['bindings'])} bindings  {spec:<6}  {first}"
         )
         for line in rest:
             print(f"      {line}")
     for f, why in session.corpus.problems.items():
         print(f"  skipped {f}: {why}")
     return 0
+
+
+def _at(kernel: Kernel, line: int) -> str:
+    file, line = kernel.locate(line)
+    return f"{file}:{line}"
+
+
+def _kib(n: int) -> str:
+    return f"{n / 1024:.1f} KiB" if n >= 1024 else f"{n} B"

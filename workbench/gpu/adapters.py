@@ -1,6 +1,8 @@
 """Adapters: enumerate, describe, and choose one by index, name substring or backend.
 
-The default choice prefers a real GPU over a CPU one and Vulkan/Metal/DX12 over OpenGL. The
+The default choice prefers a real GPU over a CPU one and Vulkan/Metal/DX12 over OpenGL, and skips
+an adapter already probed and found unable to run compute shaders (an OpenGL 3.3 driver lists but
+gives no compute device); choosing never probes by itself, since start-up time matters. The
 subgroup size is measured with `@builtin(subgroup_size)`, since `adapter.info` misreports it in
 wgpu 0.32 (NOTES-wgpu.md).
 """
@@ -18,6 +20,10 @@ from workbench.errors import GpuError, UserError
 USEFUL_FEATURES = ("shader-f16", "subgroup", "timestamp-query")
 _TYPE_RANK = {"DiscreteGPU": 0, "IntegratedGPU": 1, "VirtualGPU": 2, "CPU": 3, "Unknown": 4}
 _BACKEND_RANK = {"Vulkan": 0, "Metal": 0, "D3D12": 0, "OpenGL": 2, "GL": 2}
+
+# Adapters probed for compute (GpuContext.probe_compute): index -> why it cannot run compute
+# shaders, "" when it can. Only a probe fills it.
+COMPUTE_PROBES: dict[int, str] = {}
 
 
 @dataclass(frozen=True)
@@ -99,14 +105,21 @@ def list_adapters() -> tuple[AdapterInfo, ...]:
     return tuple(out)
 
 
-def _rank(a: AdapterInfo) -> tuple[int, int, int]:
-    return (_TYPE_RANK.get(a.type, 4), _BACKEND_RANK.get(a.backend, 1), a.index)
+def compute_problem(adapter: AdapterInfo) -> str | None:
+    """Why `adapter` cannot run compute shaders, if a probe has found out; None otherwise."""
+    return COMPUTE_PROBES.get(adapter.index) or None
+
+
+def _rank(a: AdapterInfo) -> tuple[int, int, int, int]:
+    known_bad = 1 if compute_problem(a) else 0
+    return (known_bad, _TYPE_RANK.get(a.type, 4), _BACKEND_RANK.get(a.backend, 1), a.index)
 
 
 def choose_adapter(selector: str | int | None = None) -> AdapterInfo:
     """The adapter `selector` names (index, backend, or name substring), else the best one.
 
-    A backend or name matching several adapters picks the best of them.
+    A backend or name matching several adapters picks the best of them; an adapter a probe found
+    unable to run compute shaders comes last (an index always gets the adapter it names).
     """
     adapters = list_adapters()
     if not adapters:

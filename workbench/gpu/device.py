@@ -2,8 +2,12 @@
 
 The device is requested with the adapter's own limits (not wgpu's defaults) and the features a
 kernel may need that the adapter has. Limits are checked before anything is allocated, so an
-oversized dimension is refused with the limit and the binding named. Timing uses timestamp queries
-when the adapter has them (period read from the queue) and wall-clock time otherwise, labelled as such.
+oversized dimension is refused with the limit and the binding named. Workgroup memory is checked
+against max-compute-workgroup-storage-size before a pipeline is made: WebGPU requires that check, but
+some drivers (lavapipe) skip it and run an oversized `var<workgroup>` anyway. Timing uses timestamp
+queries when the adapter has them (period read from the queue) and wall-clock time otherwise,
+labelled as such. An adapter that lists but cannot run compute shaders (an OpenGL 3.3 driver) is
+found by a cheap probe whose answer `choose_adapter` remembers.
 """
 
 from __future__ import annotations
@@ -22,10 +26,18 @@ from workbench.errors import (
     GpuError,
     LimitError,
     MissingFeatureError,
+    ReflectionError,
 )
-from workbench.gpu.adapters import USEFUL_FEATURES, AdapterInfo, quiet_mesa, raw_adapter
+from workbench.gpu.adapters import (
+    COMPUTE_PROBES,
+    USEFUL_FEATURES,
+    AdapterInfo,
+    list_adapters,
+    quiet_mesa,
+    raw_adapter,
+)
 from workbench.wgsl.diagnostics import map_compile_error
-from workbench.wgsl.reflect import Binding
+from workbench.wgsl.reflect import Binding, EntryPoint, reflect
 from workbench.wgsl.sourcemap import SourceMap
 
 _SUBGROUP_PROBE = """
@@ -35,6 +47,10 @@ fn main(@builtin(subgroup_size) sg: u32, @builtin(local_invocation_index) i: u32
     if (i == 0u) { out[0] = sg; }
 }
 """
+_COMPUTE_PROBE = "@compute @workgroup_size(1)\nfn main() {}\n"
+# WebGPU's default limits, used where an adapter does not report one.
+_DEFAULT_WORKGROUP_STORAGE = 16384
+_DEFAULT_UNIFORM_BUFFERS = 12
 # Timed repetitions go to the GPU in chunks so a run can be cancelled and report progress.
 _REPS_PER_SUBMIT = 32
 
@@ -122,20 +138,53 @@ class GpuContext:
     _staging: Any = None
     _subgroup_size: int | None = None
     _period: float | None = None
+    _device_error: str | None = None  # why the device could not be created (not retried)
 
     # -- device ------------------------------------------------------------------------------
     @property
     def device(self) -> Any:
         if self._device is None:
-            quiet_mesa()
-            feats = [f for f in USEFUL_FEATURES if f in self.adapter.features]
-            try:
-                self._device = raw_adapter(self.adapter.index).request_device_sync(
-                    required_features=feats, required_limits=dict(self.adapter.limits)
+            if self._device_error is None:
+                quiet_mesa()
+                feats = [f for f in USEFUL_FEATURES if f in self.adapter.features]
+                try:
+                    self._device = raw_adapter(self.adapter.index).request_device_sync(
+                        required_features=feats, required_limits=dict(self.adapter.limits)
+                    )
+                except Exception as exc:
+                    self._device_error = _first_cause(str(exc)) or type(exc).__name__
+            if self._device is None:
+                raise GpuError(
+                    f"{self.adapter.label}: could not create a device ({self._device_error}), so "
+                    f"this adapter cannot run compute shaders; {_other_adapter_hint(self.adapter)}"
                 )
-            except Exception as exc:
-                raise GpuError(f"{self.adapter.label}: could not create a device: {exc}") from exc
         return self._device
+
+    def probe_compute(self) -> str | None:
+        """Why this adapter cannot run compute shaders, or None when it can.
+
+        Creates the device and a trivial compute pipeline (cheap: nothing is dispatched). The
+        answer is kept per adapter, so each is probed once and the default adapter choice skips
+        one known to fail.
+        """
+        if self.adapter.index in COMPUTE_PROBES:
+            return COMPUTE_PROBES[self.adapter.index] or None
+        problem = ""
+        try:
+            import wgpu
+
+            dev = self.device
+            try:
+                module = dev.create_shader_module(code=_COMPUTE_PROBE)
+                dev.create_compute_pipeline(
+                    layout="auto", compute={"module": module, "entry_point": "main"}
+                )
+            except wgpu.GPUError as exc:
+                problem = f"no compute pipeline: {_first_cause(str(exc))}"
+        except GpuError:
+            problem = f"could not create a device ({self._device_error})"
+        COMPUTE_PROBES[self.adapter.index] = problem
+        return problem or None
 
     @property
     def has_timestamps(self) -> bool:
@@ -191,16 +240,38 @@ class GpuContext:
                 "shows each adapter's features)"
             )
 
+    def check_workgroup_storage(self, entry: EntryPoint, kernel: str) -> None:
+        """Refuse an entry point whose `var<workgroup>`s exceed max-compute-workgroup-storage-size."""
+        cap = self.adapter.limits.get(
+            "max-compute-workgroup-storage-size", _DEFAULT_WORKGROUP_STORAGE
+        )
+        if entry.workgroup_bytes <= cap:
+            return
+        big = sorted(entry.workgroup_vars, key=lambda v: -v.footprint)
+        names = ", ".join(f"{v.name}: {v.type.text} {v.footprint:,} bytes" for v in big)
+        raise LimitError(
+            f"{kernel} on {self.adapter.label}: its workgroup variables need "
+            f"{entry.workgroup_bytes:,} bytes ({names}), over the adapter's "
+            f"max-compute-workgroup-storage-size of {cap:,} bytes; make the var<workgroup> "
+            "arrays smaller, or choose another adapter"
+        )
+
     def check_limits(
         self,
         plans: Sequence[BufferPlan],
         workgroup_size: Sequence[int],
         grid: Sequence[int],
         kernel: str,
+        entry: EntryPoint | None = None,
     ) -> tuple[int, int, int]:
-        """Refuse (before allocating) anything over the adapter's limits; returns the folded grid."""
+        """Refuse (before allocating) anything over the adapter's limits; returns the folded grid.
+
+        With `entry`, its workgroup memory is checked too (`compile` checks it in any case).
+        """
         lim = self.adapter.limits
         where = f"{kernel} on {self.adapter.label}"
+        if entry is not None:
+            self.check_workgroup_storage(entry, kernel)
         for plan in plans:
             b = plan.binding
             if b.space == "uniform":
@@ -224,6 +295,13 @@ class GpuContext:
         cap = lim.get("max-storage-buffers-per-shader-stage", 8)
         if storage > cap:
             raise LimitError(f"{where}: {storage} storage buffers, over the limit of {cap}")
+        uniforms = sum(1 for p in plans if p.binding.space == "uniform")
+        cap = lim.get("max-uniform-buffers-per-shader-stage", _DEFAULT_UNIFORM_BUFFERS)
+        if uniforms > cap:
+            raise LimitError(
+                f"{where}: {uniforms} uniform buffers, over the adapter's "
+                f"max-uniform-buffers-per-shader-stage of {cap}; pack them into one struct"
+            )
         wx, wy, wz = workgroup_size
         for axis, v in zip("xyz", workgroup_size, strict=True):
             cap = lim.get(f"max-compute-workgroup-size-{axis}", 256)
@@ -263,6 +341,7 @@ class GpuContext:
         )
         if key in self._programs:
             return self._programs[key]
+        self._check_module_workgroup_storage(module_text, entry, file)
         dev = self.device
         try:
             module = dev.create_shader_module(code=module_text)
@@ -310,6 +389,16 @@ class GpuContext:
         program = Program(pipeline, layouts, bindings, entry)
         self._programs[key] = program
         return program
+
+    def _check_module_workgroup_storage(self, module_text: str, entry: str, file: str) -> None:
+        """The workgroup memory check on the module about to be compiled, so every path to a
+        pipeline (status, run, the UI) is refused the same way whatever its caller passed."""
+        try:
+            ep = reflect(module_text, file).entry_points.get(entry)
+        except ReflectionError:
+            return  # the compiler reports what reflection cannot read
+        if ep is not None:
+            self.check_workgroup_storage(ep, f"{file}:{entry}")
 
     # -- dispatch ----------------------------------------------------------------------------
     def dispatch(
@@ -487,6 +576,16 @@ class GpuContext:
 
 def _mib(n: int) -> str:
     return f"{n / (1 << 20):,.1f} MiB" if n >= 1 << 20 else f"{n:,} bytes"
+
+
+def _other_adapter_hint(adapter: AdapterInfo) -> str:
+    """Which adapter to try instead of one that cannot run compute shaders."""
+    others = [a for a in list_adapters() if a.index != adapter.index]
+    if any(a.backend == "Vulkan" for a in others):
+        return "try --adapter vulkan (`workbench adapters` lists them)"
+    if others:
+        return "choose another adapter with --adapter (`workbench adapters` lists them)"
+    return "install a Vulkan driver (Mesa's lavapipe runs on the CPU: mesa-vulkan-drivers)"
 
 
 def _first_cause(text: str) -> str:

@@ -4,9 +4,14 @@ kernel with a source map.
 Conventions (DESIGN.md): `wgslconfig.toml` may name `[preamble] files` prepended, in order, to every
 file matching `auto_inject_into` globs (never into themselves); a file may hold several kernels split
 by `// --- KERNEL: <name> ---` lines, the text before the first marker being that file's own preamble;
-a file without markers contributes one kernel per `@compute` entry point. `enable` directives are
-hoisted: the host writes the ones a module needs at the top, so a user's `enable f16;` inside a
-preamble cannot land mid-module and `enable subgroups;` (rejected by naga) is never emitted.
+a file without markers contributes one kernel per `@compute` entry point. A second marker with a
+name already used in the file becomes a kernel with a problem, so the first stays usable. A preamble
+file's own `@compute` entry points are kernels of that file, compiled with the preambles listed before
+it. Global directives written on lines of their own are hoisted, since WGSL wants them before every
+declaration and a file's text may follow a preamble: the host writes the `enable`s a module needs at
+the top (so `enable subgroups;`, rejected by naga, is never emitted), then each distinct
+`diagnostic(...);` and `requires ...;` line of the module, which the source map points back to its
+file.
 """
 
 from __future__ import annotations
@@ -27,7 +32,13 @@ SHIPPED = Path(__file__).resolve().parent.parent / "shaders"
 _MARKER = re.compile(
     r"^[ \t]*//[ \t]*---[ \t]*KERNEL:[ \t]*([A-Za-z_][A-Za-z0-9_]*)[ \t]*---[ \t]*$"
 )
-_ENABLE = re.compile(r"^[ \t]*enable[ \t]+[A-Za-z0-9_, \t]+;[ \t]*(//.*)?$")
+_ENABLE = re.compile(r"^[ \t]*enable[ \t]+[A-Za-z0-9_, \t]+;[ \t\r]*(//.*)?$")
+# `diagnostic(severity, rule);` (rules may be dotted: chromium.unreachable_code) and
+# `requires extension, ...;`: the directives kept and moved to the top of the module.
+_HOISTED = re.compile(
+    r"^[ \t]*(?:diagnostic[ \t]*\([ \t]*\w+[ \t]*,[ \t]*\w+(?:\.\w+)?[ \t]*,?[ \t]*\)"
+    r"|requires[ \t]+[A-Za-z0-9_, \t]+)[ \t]*;[ \t\r]*(//.*)?$"
+)
 MAX_FILE_BYTES = 4 * 1024 * 1024
 
 
@@ -53,8 +64,18 @@ class Kernel:
 
     @cached_property
     def text(self) -> str:
-        """The module without host-added enables, enables blanked (line numbers kept)."""
-        return "".join(_blank_enables(p.text) for p in self.pieces)
+        """The module without host-added lines, directives blanked (line numbers kept)."""
+        return "".join(_blank_directives(p.text) for p in self.pieces)
+
+    @cached_property
+    def directives(self) -> tuple[tuple[str, int, str], ...]:
+        """The distinct `diagnostic`/`requires` lines of the pieces: (file, line, text)."""
+        out: dict[str, tuple[str, int, str]] = {}
+        for piece in self.pieces:
+            for offset, line in _hoisted_lines(piece.text):
+                key = " ".join(line.split("//")[0].split())
+                out.setdefault(key, (piece.file, piece.first_line + offset, line))
+        return tuple(out.values())
 
     @cached_property
     def module(self) -> ModuleInfo | None:
@@ -79,12 +100,24 @@ class Kernel:
             header.append("enable f16;\n")
         smap = SourceMap()
         smap.add("<host>", 1, len(header), 1)
-        line = len(header) + 1
+        for file, line, text in self.directives:
+            header.append(text + "\n")
+            smap.add(file, line, 1, len(header))
+        self._map_pieces(smap, len(header) + 1)
+        return "".join(header) + self.text, smap
+
+    def locate(self, line: int) -> tuple[str, int]:
+        """(file, line) of a line of `self.text`, e.g. one that reflection names."""
+        smap = SourceMap()
+        self._map_pieces(smap, 1)
+        return smap.locate(line)
+
+    def _map_pieces(self, smap: SourceMap, line: int) -> None:
+        """Map the pieces' lines, `self.text` starting at module line `line`."""
         for piece in self.pieces:
             n = piece.text.count("\n") + (0 if piece.text.endswith("\n") else 1)
             smap.add(piece.file, piece.first_line, n, line)
             line += n
-        return "".join(header) + self.text, smap
 
 
 @dataclass
@@ -106,7 +139,13 @@ class Corpus:
     def find(self, name: str) -> Kernel:
         """A kernel by name, or `file.wgsl:name` when two files define the same name."""
         file, _, kname = name.rpartition(":")
-        matches = [k for k in self.kernels if k.name == kname and (not file or k.file == file)]
+        firsts: dict[str, Kernel] = {}
+        for k in self.kernels:
+            if k.name == kname and (not file or k.file == file):
+                # A later section of the same name in one file is listed as a duplicate; the
+                # first one is the kernel that name means.
+                firsts.setdefault(k.file, k)
+        matches = list(firsts.values())
         if len(matches) == 1:
             return matches[0]
         if not matches:
@@ -136,6 +175,7 @@ def load_corpus(path: str | Path | None = None) -> Corpus:
     preamble_files, globs = _read_config(root)
     corpus = Corpus(root=root, preambles=tuple(preamble_files))
     texts: dict[str, str] = {}
+    listed = {p.relative_to(root).as_posix() for p in files}
     for p in files:
         rel = p.relative_to(root).as_posix()
         try:
@@ -149,7 +189,15 @@ def load_corpus(path: str | Path | None = None) -> Corpus:
             except CorpusError as exc:
                 raise CorpusError(f"wgslconfig.toml: preamble {pre}: {exc}") from exc
     for rel, text in texts.items():
-        if rel in preamble_files or rel in corpus.problems:
+        if rel in corpus.problems:
+            continue
+        if rel in preamble_files:
+            # Its own entry points are kernels too, compiled with the preambles listed before it
+            # (which it may build on); one read only as another file's preamble is not listed.
+            if rel in listed and _entry_names(text, rel):
+                earlier = preamble_files[: preamble_files.index(rel)]
+                injected = [Piece(pre, 1, _ensure_newline(texts[pre])) for pre in earlier]
+                corpus.kernels.extend(_split_file(rel, text, injected))
             continue
         injected = [
             Piece(pre, 1, _ensure_newline(texts[pre]))
@@ -208,12 +256,33 @@ def _ensure_newline(text: str) -> str:
     return text if text.endswith("\n") or not text else text + "\n"
 
 
-def _blank_enables(text: str) -> str:
-    """Replace `enable ...;` lines with empty comments so line numbers stay put."""
-    if "enable" not in text:
+def _blank_directives(text: str) -> str:
+    """Replace the lines of hoisted directives with comments so line numbers stay put."""
+    if not any(word in text for word in ("enable", "diagnostic", "requires")):
         return text
     lines = text.split("\n")
-    return "\n".join("// (enable hoisted by host)" if _ENABLE.match(ln) else ln for ln in lines)
+    commented = _starts_in_block_comment(lines)
+    for i, ln in enumerate(lines):
+        if commented[i]:
+            continue
+        if _ENABLE.match(ln):
+            lines[i] = "// (enable hoisted by host)"
+        elif _HOISTED.match(ln):
+            lines[i] = "// (directive hoisted by host)"
+    return "\n".join(lines)
+
+
+def _hoisted_lines(text: str) -> list[tuple[int, str]]:
+    """The `diagnostic`/`requires` directive lines of `text`: (0-based line offset, line)."""
+    if "diagnostic" not in text and "requires" not in text:
+        return []
+    lines = text.split("\n")
+    commented = _starts_in_block_comment(lines)
+    return [
+        (i, ln.rstrip("\r"))
+        for i, ln in enumerate(lines)
+        if not commented[i] and _HOISTED.match(ln)
+    ]
 
 
 def _split_file(rel: str, text: str, injected: list[Piece]) -> list[Kernel]:
@@ -229,12 +298,17 @@ def _split_file(rel: str, text: str, injected: list[Piece]) -> list[Kernel]:
         return _plain_file_kernels(rel, text, injected)
     local = Piece(rel, 1, "".join(lines[: markers[0][0]]))
     kernels = []
+    first_at: dict[str, int] = {}
     for idx, (start, name) in enumerate(markers):
         end = markers[idx + 1][0] if idx + 1 < len(markers) else len(lines)
         body = Piece(rel, start + 1, "".join(lines[start:end]))
         pieces = (*injected, *([local] if local.text else []), body)
         kernel = Kernel(name=name, file=rel, line=start + 1, pieces=pieces)
-        _pick_entry(kernel, body.text, preferred=name)
+        if name in first_at:
+            kernel.problem = f"duplicate kernel section '{name}' (first at line {first_at[name]})"
+        else:
+            first_at[name] = start + 1
+            _pick_entry(kernel, body.text, preferred=name)
         kernels.append(kernel)
     return kernels
 
@@ -326,8 +400,7 @@ def _reflection_problem(kernel: Kernel) -> str:
         msg = str(exc)
         m = re.match(r"^[^:]*:(\d+): (.*)$", msg, re.S)
         if m:
-            _, smap = kernel.assemble()
-            file, line = smap.locate(int(m.group(1)))
+            file, line = kernel.locate(int(m.group(1)))
             return f"{file}:{line}: {m.group(2)}"
         return msg
     return "unknown reflection problem"

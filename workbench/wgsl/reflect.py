@@ -1,10 +1,10 @@
 """Reflection by parsing: module-scope declarations of a WGSL module and what each entry point uses.
 
 wgpu has no reflection API, so this reads the declarations itself: `struct`, `alias`, `const`,
-`override`, resource `var`s with `@group/@binding`, and `fn`s with `@compute @workgroup_size`.
-Function bodies are not parsed, only scanned for the identifiers they mention, which is enough to
-find the bindings an entry point reaches through the functions it calls. Every failure is a
-`ReflectionError` naming the line.
+`override`, resource `var`s with `@group/@binding`, `var<workgroup>`s, and `fn`s with
+`@compute @workgroup_size`. Function bodies are not parsed, only scanned for the identifiers they
+mention, which is enough to find the bindings and workgroup variables an entry point reaches through
+the functions it calls. Every failure is a `ReflectionError` naming the line.
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ from workbench.wgsl.types import (
     make_scalar,
     make_struct,
     make_vector,
+    round_up,
     uniform_layout,
     vector_shorthand,
 )
@@ -111,11 +112,33 @@ class Override:
 
 
 @dataclass(frozen=True)
+class WorkgroupVar:
+    """One module-scope `var<workgroup>`: memory shared by the invocations of a workgroup."""
+
+    name: str
+    type: WType
+    line: int
+
+    @property
+    def size(self) -> int:
+        """Bytes of the type by the storage layout rules."""
+        return self.type.size()
+
+    @property
+    def footprint(self) -> int:
+        """What WebGPU counts against max-compute-workgroup-storage-size: the size rounded up
+        to 16 bytes (createComputePipeline's workgroupStorageUsed)."""
+        return round_up(16, self.size)
+
+
+@dataclass(frozen=True)
 class EntryPoint:
     name: str
     workgroup_size: tuple[int, int, int]
     bindings: tuple[Binding, ...]  # those the entry point reaches, sorted by (group, binding)
     line: int
+    workgroup_bytes: int = 0  # sum of the footprints of `workgroup_vars`
+    workgroup_vars: tuple[WorkgroupVar, ...] = ()  # those the entry point reaches, in source order
 
 
 @dataclass
@@ -123,6 +146,7 @@ class ModuleInfo:
     """Everything reflection found in one module."""
 
     bindings: dict[str, Binding] = field(default_factory=dict)
+    workgroup_vars: dict[str, WorkgroupVar] = field(default_factory=dict)
     structs: dict[str, WType] = field(default_factory=dict)
     consts: dict[str, float | int] = field(default_factory=dict)
     overrides: dict[str, Override] = field(default_factory=dict)
@@ -361,6 +385,13 @@ class _Parser:
         if self._accept(":"):
             vtype = self._type()
         self._skip_to_semicolon()
+        if space == "workgroup":
+            if vtype is None:
+                raise self._err(f"workgroup variable '{name}' needs a type", at)
+            self.info.workgroup_vars[name] = WorkgroupVar(
+                name, vtype, line_of(self.text, at.offset)
+            )
+            return
         if space not in ("storage", "uniform"):
             return
         if "group" not in attrs or "binding" not in attrs:
@@ -509,8 +540,14 @@ class _Parser:
                 (b for n, b in self.info.bindings.items() if n in used),
                 key=lambda b: (b.group, b.binding),
             )
+            shared = tuple(v for n, v in self.info.workgroup_vars.items() if n in used)
             self.info.entry_points[fn.name] = EntryPoint(
-                fn.name, (size[0], size[1], size[2]), tuple(bindings), fn.line
+                fn.name,
+                (size[0], size[1], size[2]),
+                tuple(bindings),
+                fn.line,
+                workgroup_bytes=sum(v.footprint for v in shared),
+                workgroup_vars=shared,
             )
 
     def _reachable_idents(self, root: str) -> set[str]:
