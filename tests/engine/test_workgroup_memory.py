@@ -12,7 +12,6 @@ import pytest
 
 from workbench.cli import main
 from workbench.errors import LimitError
-from workbench.gpu.device import BufferPlan
 from workbench.wgsl.reflect import EntryPoint, reflect
 from workbench.wgsl.scan import tokenize
 from workbench.wgsl.types import round_up
@@ -148,15 +147,11 @@ def test_a_64_kib_workgroup_array_is_refused_with_the_limit_and_the_variables(
     assert "big: array<f32, 16384> 65,536 bytes" in msg and "small: array<f32, 64>" in msg
     assert "\n" not in msg
 
-    # `list` marks it; check_limits refuses it given the entry point, before anything is allocated.
+    # `list` marks it, and planning the case refuses it before any input is made.
     status = sess.status(big)
     assert status.startswith("error: ") and "max-compute-workgroup-storage-size" in status
-    case = sess.case("big_shared", dims={"n": 64})
-    plans = [BufferPlan(p.binding, p.nbytes) for p in case.bindings]
     with pytest.raises(LimitError, match="max-compute-workgroup-storage-size"):
-        sess.gpu.check_limits(
-            plans, big.entry_point.workgroup_size, case.grid, "big_shared", entry=big.entry_point
-        )
+        sess.case("big_shared", dims={"n": 64})
 
     # The other entry point of the same module does not reach `big`, and runs.
     run = sess.run("small_only", dims={"n": 64})
