@@ -1,8 +1,16 @@
-"""`workbench [PATH]`: the terminal UI on a corpus (the shipped kernels by default)."""
+"""`workbench [PATH]`: the terminal UI on a corpus (the shipped kernels by default).
+
+A corpus path that does not exist is refused here with one line and exit code 2, before the
+terminal is taken over. An adapter selector is checked when the adapter is opened (in the UI, so
+the first paint does not wait for adapter enumeration); a bad one is explained in the view.
+"""
 
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
+
+from workbench.errors import UserError
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -11,11 +19,24 @@ def register(sub: argparse._SubParsersAction) -> None:
         "path", nargs="?", metavar="PATH", help="corpus folder (default: shipped kernels)"
     )
     p.add_argument("--adapter", metavar="SEL", help="adapter index, backend or name substring")
+    p.add_argument(
+        "--snapshot",
+        action="store_true",
+        help="fixed adapter name, masked timings (as WORKBENCH_SNAPSHOT=1): for screenshots",
+    )
     p.set_defaults(handler=cmd_ui)
 
 
 def cmd_ui(args: argparse.Namespace) -> int:
+    if args.path is not None:
+        path = Path(args.path)
+        if not path.exists():
+            raise UserError(f"corpus {path} does not exist")
+        if path.is_file() and path.suffix != ".wgsl":
+            raise UserError(f"{path} is not a .wgsl file or a folder of them")
     from workbench.app import WorkbenchApp
 
-    WorkbenchApp(corpus=args.path, adapter=args.adapter).run()
+    WorkbenchApp(
+        corpus=args.path, adapter=args.adapter, snapshot=True if args.snapshot else None
+    ).run()
     return 0

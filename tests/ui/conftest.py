@@ -1,0 +1,101 @@
+"""Helpers for the terminal UI tests: a copy of the shipped corpus to edit, and waiting for the app.
+
+The app does its GPU work in worker threads; `settle` waits until nothing is in flight (no run,
+no pending plan, no status check) so a test looks at finished results, never at a half-drawn one.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import shutil
+import time
+from collections.abc import Callable, Coroutine
+from pathlib import Path
+from typing import Any
+
+import pytest
+from textual import events
+from textual.pilot import Pilot
+
+from workbench.app import WorkbenchApp
+from workbench.wgsl.corpus import SHIPPED
+from workbench.widgets.browser import KernelBrowser
+
+SWIGLU = "09_backward_ffn.wgsl:ffn_swiglu_backward"
+SIZE = (120, 36)
+
+
+@pytest.fixture
+def corpus_copy(tmp_path: Path) -> Path:
+    """The shipped kernels in a folder the test may edit."""
+    dest = tmp_path / "corpus"
+    shutil.copytree(SHIPPED, dest)
+    return dest
+
+
+def run_async(fn: Callable[..., Coroutine[Any, Any, None]]) -> Callable[..., None]:
+    """Run an async test body in its own event loop (no asyncio pytest plugin is installed)."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> None:
+        asyncio.run(fn(*args, **kwargs))
+
+    return wrapper
+
+
+async def settle(pilot: Pilot, limit: float = 120.0) -> None:
+    """Wait until the app has nothing in flight (and let the screen catch up)."""
+    app: WorkbenchApp = pilot.app  # type: ignore[assignment]
+    await pilot.pause(0.05)
+    t0 = time.perf_counter()
+    while not (app.main.settled and not app._reloading):
+        if time.perf_counter() - t0 > limit:
+            raise AssertionError(f"the app did not settle in {limit} s (busy={app.main.busy})")
+        await asyncio.sleep(0.05)
+    await pilot.pause(0.05)
+
+
+async def open_kernel(pilot: Pilot, key: str) -> None:
+    """Move the browser onto `key` and wait until its view is planned."""
+    app: WorkbenchApp = pilot.app  # type: ignore[assignment]
+    app.main.query_one(KernelBrowser).select(key)
+    t0 = time.perf_counter()
+    while app.main.current != key:
+        if time.perf_counter() - t0 > 10:
+            raise AssertionError(f"{key} was not opened")
+        await pilot.pause(0.05)
+    await settle(pilot)
+
+
+async def type_into(pilot: Pilot, selector: str, text: str) -> None:
+    """Focus a field (its text gets selected) and type over it, as a user would."""
+    app: WorkbenchApp = pilot.app  # type: ignore[assignment]
+    field = app.main.query_one(selector)
+    field.focus()
+    await pilot.pause()
+    field.select_all()
+    await pilot.press(*list(text))
+    await settle(pilot)
+
+
+async def send_key(pilot: Pilot, key: str, until: Callable[[], bool], limit: float = 2.0) -> float:
+    """Post one key the way the terminal driver does and return the seconds until `until()`.
+
+    Unlike `pilot.press` this does not wait for the whole process to go idle (a worker thread
+    busy on the GPU keeps it from ever going idle), so it measures what a user would feel.
+    """
+    app: WorkbenchApp = pilot.app  # type: ignore[assignment]
+    event = events.Key(key, key if len(key) == 1 else None)
+    event.set_sender(app)
+    t0 = time.perf_counter()
+    app._driver.send_message(event)
+    while not until():
+        if time.perf_counter() - t0 > limit:
+            raise AssertionError(f"key {key!r} was not handled within {limit} s")
+        await asyncio.sleep(0.002)
+    return time.perf_counter() - t0
+
+
+def verdict(app: WorkbenchApp) -> str:
+    return str(app.main.query_one("#verdict").render())

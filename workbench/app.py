@@ -1,0 +1,360 @@
+"""The terminal UI: `WorkbenchApp`, started by `workbench [PATH]`.
+
+The app owns the session (corpus + adapter), the lock that serialises GPU work between worker
+threads, live reload (file mtimes polled once a second), the adapter switcher, fixtures, help and
+the command palette. The main screen (screens/main.py) owns the per-kernel loop. The UI reaches
+the GPU only through `workbench.session`; it never imports wgpu.
+
+First paint does not wait for the GPU: the corpus is read and the adapter opened in a worker
+thread, and the kernel view fills in when they are ready.
+
+Snapshot mode (`snapshot=True` or WORKBENCH_SNAPSHOT=1) fixes the adapter name and the corpus path
+shown, masks every timing, and stops cursors blinking, so screenshots do not change between runs.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from dataclasses import replace
+from pathlib import Path
+from typing import ClassVar
+
+import numpy as np
+from textual import on, work
+from textual.app import App
+from textual.binding import Binding
+from textual.screen import Screen
+
+from workbench.commands import WorkbenchCommands
+from workbench.errors import WorkbenchError
+from workbench.fixtures import ReplayResult
+from workbench.screens.fixtures import FixturesScreen
+from workbench.screens.main import MainScreen, build_case
+from workbench.screens.modals import (
+    AdapterScreen,
+    CheckAllScreen,
+    ConfirmScreen,
+    HelpScreen,
+    LoadNpyScreen,
+    SaveFixtureScreen,
+)
+from workbench.session import Run, Session
+from workbench.widgets.browser import kernel_key
+
+POLL_S = 1.0
+SNAPSHOT_ADAPTER = "GPU adapter (snapshot mode)"
+
+
+def _env_flag(name: str) -> bool:
+    return os.environ.get(name, "").strip().lower() in ("1", "true", "yes", "on")
+
+
+class WorkbenchApp(App[None]):
+    """Browse, run, check, time and record WGSL kernels."""
+
+    TITLE = "workbench"
+    CSS_PATH = "app.tcss"
+    COMMANDS = App.COMMANDS | {WorkbenchCommands}
+    BINDINGS: ClassVar[list[Binding]] = [
+        Binding("q", "quit", "Quit", id="quit"),
+        Binding("question_mark,f1", "help", "Help", id="help"),
+    ]
+
+    def __init__(
+        self,
+        corpus: str | Path | None = None,
+        adapter: str | int | None = None,
+        snapshot: bool | None = None,
+        watch: bool = True,
+    ) -> None:
+        super().__init__()
+        self.corpus_path = corpus
+        self.adapter_selector = adapter
+        self.snapshot = _env_flag("WORKBENCH_SNAPSHOT") if snapshot is None else snapshot
+        self.watch = watch
+        self.session: Session | None = None
+        self.gpu_lock = threading.Lock()
+        self.opening: str | None = None
+        self._mtimes: dict[Path, tuple[int, int]] = {}
+        self._reloading = False
+        if self.snapshot:
+            # Pictures must not depend on where an animation happened to be.
+            self.animation_level = "none"
+
+    @property
+    def main(self) -> MainScreen:
+        return self._main
+
+    def get_default_screen(self) -> Screen:
+        self._main = MainScreen()
+        return self._main
+
+    def on_mount(self) -> None:
+        self._open()
+        if self.watch:
+            self.set_interval(POLL_S, self.poll_files)
+
+    # -- labels --------------------------------------------------------------------------------
+    def adapter_label(self) -> str:
+        if self.session is None:
+            return "no adapter yet"
+        return SNAPSHOT_ADAPTER if self.snapshot else self.session.adapter.label
+
+    def corpus_label(self) -> str:
+        from workbench.wgsl.corpus import SHIPPED
+
+        root = Path(self.session.corpus.root if self.session else (self.corpus_path or SHIPPED))
+        if root.resolve() == SHIPPED.resolve():
+            return "shipped kernels (workbench/shaders)"
+        if self.snapshot:
+            return root.name
+        try:
+            return str(root.resolve().relative_to(Path.cwd()))
+        except ValueError:
+            home = Path.home()
+            resolved = root.resolve()
+            return (
+                f"~/{resolved.relative_to(home)}"
+                if resolved.is_relative_to(home)
+                else str(resolved)
+            )
+
+    # -- opening -------------------------------------------------------------------------------
+    @work(thread=True, exclusive=True, group="open")
+    def _open(self) -> None:
+        from workbench.gpu.adapters import choose_adapter
+        from workbench.gpu.device import GpuContext
+        from workbench.wgsl.corpus import load_corpus
+
+        try:
+            corpus = load_corpus(self.corpus_path)
+            self._mtimes = self._scan(corpus.root)
+            self.call_from_thread(self.main.show_corpus, corpus)
+            adapter = choose_adapter(self.adapter_selector)
+            self.opening = f"opening {adapter.label}…"
+            self.call_from_thread(self.main.update_topbar)
+            gpu = GpuContext(adapter)
+            with self.gpu_lock:
+                gpu.device  # noqa: B018 - create the device now, not at the first run
+            session = Session(corpus, gpu)
+        except WorkbenchError as exc:
+            self.opening = "no adapter"
+            self.call_from_thread(self.main.fatal, str(exc))
+            return
+        except Exception as exc:  # a bug below the UI: say so in the view, not as a crash
+            self.opening = "failed"
+            self.call_from_thread(self.main.fatal, f"internal error: {type(exc).__name__}: {exc}")
+            return
+        self.session = session
+        self.call_from_thread(self._session_opened)
+
+    async def _session_opened(self) -> None:
+        if self.session is not None and self.session.adapter.is_cpu:
+            # On a CPU adapter the kernels run on the cores the UI draws with; animation frames
+            # (the tab underline slides over 0.3 s) then delay keys by hundreds of ms.
+            self.animation_level = "none"
+        await self.main.session_ready()
+
+    # -- live reload ---------------------------------------------------------------------------
+    @staticmethod
+    def _scan(root: Path) -> dict[Path, tuple[int, int]]:
+        out: dict[Path, tuple[int, int]] = {}
+        for p in [*root.rglob("*.wgsl"), root / "wgslconfig.toml"]:
+            try:
+                st = p.stat()
+            except OSError:
+                continue
+            out[p] = (st.st_mtime_ns, st.st_size)
+        return out
+
+    def poll_files(self) -> None:
+        """Reload the corpus when a file's mtime or size changed (or one came or went)."""
+        if self.session is None or self._reloading:
+            return
+        now = self._scan(Path(self.session.corpus.root))
+        if now != self._mtimes:
+            self._mtimes = now
+            self._reloading = True
+            self._reload(self.session)
+
+    @work(thread=True, exclusive=True, group="reload")
+    def _reload(self, session: Session) -> None:
+        try:
+            with self.gpu_lock:
+                session.reload()
+        except Exception as exc:  # a file the reader chokes on must not end the session
+            self.call_from_thread(self.notify, f"reload failed: {exc}", severity="error")
+            self._reloading = False
+            return
+        self.call_from_thread(self._reloaded)
+
+    async def _reloaded(self) -> None:
+        self._reloading = False
+        await self.main.corpus_reloaded()
+
+    def action_reload(self) -> None:
+        self._mtimes = {}
+        self.poll_files()
+
+    # -- adapters ------------------------------------------------------------------------------
+    def action_switch_adapter(self) -> None:
+        from workbench.gpu.adapters import list_adapters
+
+        if self.session is None:
+            self.notify("the adapter is still opening")
+            return
+        if self.main.busy:
+            self.notify("a run is in flight: escape cancels it first", severity="warning")
+            return
+        self.push_screen(
+            AdapterScreen(list_adapters(), self.session.adapter.index), self._adapter_chosen
+        )
+
+    def _adapter_chosen(self, index: int | None) -> None:
+        if index is None or self.session is None or index == self.session.adapter.index:
+            return
+        self.main.query_one("VerdictBar").busy("opening the adapter…", None)
+        self._switch(self.session, index)
+
+    @work(thread=True, exclusive=True, group="open")
+    def _switch(self, session: Session, index: int) -> None:
+        old = self.adapter_label()
+        try:
+            with self.gpu_lock:
+                new = session.with_adapter(index)
+                new.gpu.device  # noqa: B018 - fail here, with a message, not at the next run
+        except WorkbenchError as exc:
+            self.call_from_thread(self.notify, str(exc), severity="error", title="adapter")
+            self.call_from_thread(self.main.refresh_view)
+            return
+        self.session = new
+        self.call_from_thread(self.main.adapter_switched, old)
+
+    # -- fixtures ------------------------------------------------------------------------------
+    def fixtures_folder(self) -> Path:
+        from workbench.fixtures import SHIPPED_FIXTURES
+        from workbench.wgsl.corpus import SHIPPED
+
+        root = Path(self.session.corpus.root)
+        return SHIPPED_FIXTURES if root.resolve() == SHIPPED.resolve() else root / "fixtures"
+
+    def action_open_fixtures(self) -> None:
+        if self.session is None:
+            self.notify("the adapter is still opening")
+            return
+        folder = self.fixtures_folder()
+        paths = [folder] if folder.exists() else None
+        self.push_screen(FixturesScreen(lambda: self.session, paths=paths))
+
+    @on(FixturesScreen.OpenCase)
+    async def _open_fixture_case(self, event: FixturesScreen.OpenCase) -> None:
+        event.stop()
+        if isinstance(self.screen, FixturesScreen):
+            self.pop_screen()
+        run = event.run
+        if run is not None and event.result.comparisons:
+            run = self._against_fixture(run, event.result)
+        error = None if run is not None else (event.result.error or "the fixture did not run")
+        await self.main.show_case(event.case, run, error)
+
+    @staticmethod
+    def _against_fixture(run: Run, result: ReplayResult) -> Run:
+        """The replayed run with the fixture's expected outputs as its reference, so the verdict
+        and the Diff tab show the comparison the replay made."""
+        from workbench.fixtures import FixtureError, load_fixture
+
+        try:
+            fixture = load_fixture(result.path)
+        except (FixtureError, OSError):
+            return replace(run, compare=dict(result.comparisons))
+        reference = {
+            name: np.asarray(fixture.arrays[entry.array], dtype=np.float64)
+            for name, entry in fixture.expected.items()
+            if entry.array in fixture.arrays
+        }
+        run.case.notes.append(f"compared with the expected outputs of fixture {result.name}")
+        return replace(run, reference=reference, compare=dict(result.comparisons))
+
+    def action_save_fixture(self) -> None:
+        run = self.main.current_run()
+        st = self.main.states.get(self.main.current or "")
+        if run is None or st is None or st.stale:
+            self.notify("run the kernel first (r): a fixture records a run", severity="warning")
+            return
+        dims = "-".join(f"{k}{v}" for k, v in run.case.dims.items())
+        default = f"{run.case.name}-{dims}" if dims else run.case.name
+        folder = self.fixtures_folder()
+
+        def chosen(answer: tuple[str, str] | None) -> None:
+            if answer is not None:
+                self._record(run, folder / answer[0], answer[1], False)
+
+        self.push_screen(SaveFixtureScreen(default, folder, blink=not self.snapshot), chosen)
+
+    @work(thread=True, group="fixture")
+    def _record(self, run: Run, path: Path, note: str, force: bool) -> None:
+        from workbench.fixtures import record_fixture
+
+        try:
+            written = record_fixture(run, path, note=note, force=force)
+        except FileExistsError:
+            self.call_from_thread(self._ask_overwrite, run, path, note)
+            return
+        except (WorkbenchError, OSError) as exc:
+            self.call_from_thread(self.notify, f"not saved: {exc}", severity="error")
+            return
+        self.call_from_thread(self.notify, f"saved {written}", title="fixture")
+
+    def _ask_overwrite(self, run: Run, path: Path, note: str) -> None:
+        def answered(yes: bool | None) -> None:
+            if yes:
+                self._record(run, path, note, True)
+            else:
+                self.notify("kept the existing fixture")
+
+        self.push_screen(ConfirmScreen(f"{path.name} exists. Overwrite it?"), answered)
+
+    # -- inputs --------------------------------------------------------------------------------
+    def action_load_npy(self) -> None:
+        names = self.main.input_names()
+        if not names:
+            self.notify("this kernel has no input binding to fill")
+            return
+
+        def chosen(answer: tuple[str, str] | None) -> None:
+            if answer is not None:
+                self.main.set_recipe(answer[0], f"npy:{answer[1]}")
+
+        self.push_screen(LoadNpyScreen(names, blink=not self.snapshot), chosen)
+
+    # -- checks --------------------------------------------------------------------------------
+    def action_check_all(self) -> None:
+        session = self.session
+        if session is None:
+            self.notify("the adapter is still opening")
+            return
+        main = self.main
+        cases = []
+        for k in session.corpus.kernels:
+            try:
+                spec = session.spec(k)
+            except WorkbenchError:
+                continue
+            if spec is None:
+                continue
+            st = main.states.get(kernel_key(k))
+            form = st.form if st is not None else None
+
+            def make(k=k, spec=spec, form=form):
+                from workbench.widgets.case_form import default_form
+
+                return build_case(session, k, spec, form or default_form(spec))
+
+            cases.append((k.name, make))
+        self.push_screen(CheckAllScreen(session, self.gpu_lock, cases))
+
+    # -- help ----------------------------------------------------------------------------------
+    def action_help(self) -> None:
+        if not isinstance(self.screen, HelpScreen):
+            self.push_screen(HelpScreen())

@@ -1,0 +1,1 @@
+"""Screens of the terminal UI: the main screen, modals and the check-all report."""

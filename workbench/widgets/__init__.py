@@ -1,0 +1,1 @@
+"""Widgets of the terminal UI: kernel browser, case form, array view, plots, panes, verdict bar."""

@@ -1,0 +1,187 @@
+"""The kernel browser: a filter box over a tree of files and their kernels, each with its mark.
+
+Marks: ✓ spec'd and compiles, ○ ad hoc (no spec) and compiles, ⚠ needs a feature the adapter
+lacks, ✗ a compile or reflection error, ≠ the name of a shipped kernel with another binding
+signature, … not checked yet. Files the corpus could not read are listed with ✗ and the reason.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.containers import Vertical
+from textual.message import Message
+from textual.widgets import Input, Tree
+from textual.widgets.tree import TreeNode
+
+from workbench.wgsl.corpus import Corpus, Kernel
+
+MARKS = {
+    "spec": ("✓", "green"),
+    "adhoc": ("○", "cyan"),
+    "needs": ("⚠", "yellow"),
+    "error": ("✗", "red"),
+    "mismatch": ("≠", "magenta"),
+    "pending": ("…", "bright_black"),
+}
+
+
+@dataclass(frozen=True)
+class KernelStatus:
+    """What the browser shows for one kernel: a mark kind and the reason (one line)."""
+
+    kind: str  # a key of MARKS
+    detail: str = ""
+
+
+def kernel_key(kernel: Kernel) -> str:
+    return f"{kernel.file}:{kernel.name}"
+
+
+def status_kind(status: str, has_spec: bool, mismatch: bool) -> KernelStatus:
+    """Turn `Session.status` text into a mark."""
+    if status == "ok":
+        if mismatch:
+            return KernelStatus("mismatch", "binding signature differs from the shipped kernel")
+        return KernelStatus("spec" if has_spec else "adhoc")
+    if status.startswith("needs"):
+        return KernelStatus("needs", status)
+    return KernelStatus("error", status.split("\n", 1)[0])
+
+
+class KernelBrowser(Vertical):
+    """Filter Input over a Tree of files → kernels."""
+
+    DEFAULT_CSS = """
+    KernelBrowser { width: 36; border-right: vkey $panel; }
+    KernelBrowser #filter { margin: 0 0 0 0; }
+    KernelBrowser Tree { height: 1fr; background: transparent; padding: 0; overflow-x: hidden; }
+    """
+
+    class Selected(Message):
+        """A kernel was highlighted (cursor moved onto it) or chosen."""
+
+        def __init__(self, key: str) -> None:
+            super().__init__()
+            self.key = key
+
+    def __init__(self, *, id: str | None = None, blink: bool = True) -> None:
+        super().__init__(id=id)
+        self._corpus: Corpus | None = None
+        self._statuses: dict[str, KernelStatus] = {}
+        self._leaf_nodes: dict[str, TreeNode] = {}
+        self._blink = blink
+        self.current: str | None = None
+
+    def compose(self) -> ComposeResult:
+        box = Input(placeholder="filter kernels  (/)", id="filter", compact=True)
+        box.cursor_blink = self._blink
+        yield box
+        tree: Tree[str] = Tree("corpus", id="kernels")
+        tree.show_root = False
+        tree.guide_depth = 2
+        yield tree
+
+    @property
+    def tree(self) -> Tree[str]:
+        return self.query_one("#kernels", Tree)
+
+    def set_corpus(self, corpus: Corpus, statuses: dict[str, KernelStatus]) -> None:
+        self._corpus = corpus
+        self._statuses = dict(statuses)
+        self._rebuild()
+
+    def set_status(self, key: str, status: KernelStatus) -> None:
+        self._statuses[key] = status
+        node = self._leaf_nodes.get(key)
+        if node is not None and node.data == key:
+            node.set_label(self._label(key))
+
+    def status(self, key: str) -> KernelStatus:
+        return self._statuses.get(key, KernelStatus("pending"))
+
+    def kernel_keys(self) -> list[str]:
+        return [kernel_key(k) for k in self._corpus.kernels] if self._corpus else []
+
+    def _label(self, key: str) -> Text:
+        st = self._statuses.get(key, KernelStatus("pending"))
+        mark, colour = MARKS[st.kind]
+        text = Text()
+        text.append(mark + " ", style=colour)
+        text.append(key.rsplit(":", 1)[1])
+        return text
+
+    def _rebuild(self) -> None:
+        tree = self.tree
+        tree.clear()
+        self._leaf_nodes = {}
+        if self._corpus is None:
+            return
+        needle = self.query_one("#filter", Input).value.strip().lower()
+        files: dict[str, TreeNode] = {}
+        for k in self._corpus.kernels:
+            key = kernel_key(k)
+            if needle and needle not in k.name.lower() and needle not in k.file.lower():
+                continue
+            parent = files.get(k.file)
+            if parent is None:
+                parent = tree.root.add(
+                    Text(k.file.removesuffix(".wgsl"), style="bold"), expand=True
+                )
+                files[k.file] = parent
+            self._leaf_nodes[key] = parent.add_leaf(self._label(key), data=key)
+        for file, why in sorted(self._corpus.problems.items()):
+            if needle and needle not in file.lower():
+                continue
+            node = tree.root.add(Text.assemble(("✗ ", "red"), file.removesuffix(".wgsl")))
+            node.add_leaf(Text(why, style="red"))
+        if self.current in self._leaf_nodes:
+            self.call_after_refresh(self._reselect, self.current)
+
+    def _reselect(self, key: str) -> None:
+        node = self._leaf_nodes.get(key)
+        if node is not None:
+            self.tree.move_cursor(node)
+
+    def select(self, key: str) -> None:
+        """Move the cursor onto a kernel (clearing a filter that hides it)."""
+        if key not in self._leaf_nodes:
+            self.query_one("#filter", Input).value = ""
+            self._rebuild()
+        # Tree lines are laid out on the next refresh; move the cursor after it.
+        self.call_after_refresh(self._reselect, key)
+
+    def first_key(self) -> str | None:
+        return next(iter(self._leaf_nodes), None)
+
+    @on(Input.Changed, "#filter")
+    def _filter(self, event: Input.Changed) -> None:
+        event.stop()
+        self._rebuild()
+
+    @on(Input.Submitted, "#filter")
+    def _filter_done(self, event: Input.Submitted) -> None:
+        event.stop()
+        first = self.first_key()
+        self.tree.focus()
+        if first:
+            self.select(first)
+
+    @on(Tree.NodeHighlighted, "#kernels")
+    def _highlighted(self, event: Tree.NodeHighlighted) -> None:
+        event.stop()
+        key = event.node.data
+        if key and key != self.current:
+            self.current = key
+            self.post_message(self.Selected(key))
+
+    @on(Tree.NodeSelected, "#kernels")
+    def _selected(self, event: Tree.NodeSelected) -> None:
+        event.stop()
+        key = event.node.data
+        if key and key != self.current:
+            self.current = key
+            self.post_message(self.Selected(key))
