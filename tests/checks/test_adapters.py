@@ -6,9 +6,16 @@ import pytest
 
 from workbench.checks import check_case
 from workbench.gpu.adapters import list_adapters
+from workbench.gpu.device import GpuContext
+
+
+def _gl_can_compute() -> bool:
+    gl = [a for a in list_adapters() if a.backend == "OpenGL"]
+    return bool(gl) and GpuContext(gl[0]).probe_compute() is None
+
 
 pytestmark = pytest.mark.skipif(
-    not any(a.backend == "OpenGL" for a in list_adapters()), reason="no OpenGL adapter here"
+    not _gl_can_compute(), reason="no OpenGL adapter that runs compute shaders here"
 )
 
 

@@ -90,9 +90,7 @@ def test_explicit_injection_everywhere(session):
 def test_attention_nan_matches_the_reference_exactly(session):
     dims = {"seq": 24, "n_heads": 2, "n_kv_heads": 1, "head_dim": 8, "docs": 2}
     case = session.case("attention_backward", dims=dims)
-    inject = [
-        parse_injection(t) for t in ("Q=nan", "K=+1e4", "V=-100", "LSE=nan@0", "LSE=-100@0")
-    ]
+    inject = [parse_injection(t) for t in ("Q=nan", "K=+1e4", "V=-100", "LSE=nan@0", "LSE=-100@0")]
     report = check_case(session, case, what="special", inject=inject)
     modes = [(r.details["binding"], r.details["mode"]) for r in report.results]
     assert modes == [

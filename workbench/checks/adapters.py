@@ -4,7 +4,8 @@ output compared with the first adapter's by the compare metrics.
 Each adapter may be off the truth by an output's tolerance, so two adapters may differ by twice
 it: the comparison uses 2 x rtol and 2 x atol (bitwise-exact outputs stay exact). A kernel that
 needs a feature the second adapter lacks (the OpenGL adapter has neither f16 nor subgroups) is
-reported as skipped with the reason; one the second adapter cannot compile or run fails, with
+reported as skipped with the reason, and so is an adapter that cannot run compute shaders at all
+(the H100 machine's OpenGL 3.3); one the second adapter cannot compile or run fails, with
 the error. The second adapter's own comparison with the reference rides along in the details.
 """
 
@@ -61,6 +62,9 @@ def adapter_results(
                 "adapters", case.name, f"--against-adapter chose {a.label}, the adapter under test"
             )
         ]
+    cannot = other.gpu.probe_compute()
+    if cannot:
+        return [skipped("adapters", case.name, f"{b.label} {cannot}", adapter=b.label)]
     missing = other.gpu.missing_features(case.kernel.features)
     if missing:
         return [
