@@ -35,9 +35,10 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     parser = build_parser()
-    commands = {a for a in parser._subparsers._group_actions[0].choices}
-    # `workbench` and `workbench PATH` open the terminal UI.
-    if not argv or (argv[0] not in commands and not argv[0].startswith("-")):
+    commands = set(parser._subparsers._group_actions[0].choices)
+    # `workbench`, `workbench PATH` and `workbench --adapter SEL [PATH]` open the terminal UI;
+    # only the top-level help flags stay with the top-level parser.
+    if not argv or (argv[0] not in commands and argv[0] not in ("-h", "--help")):
         argv = ["ui", *argv]
     args = parser.parse_args(argv)
     if args.handler is None:

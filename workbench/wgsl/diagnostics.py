@@ -54,24 +54,41 @@ def map_compile_error(raw: str, module_text: str, smap: SourceMap, default_file:
     return Diagnostic(file, line, col, message, src)
 
 
+_NAGA_SCALAR = re.compile(r"\[\d+\] \(of type Scalar\(Scalar \{ kind: (\w+), width: (\d+) \}\)\)")
+_KIND = {"Float": "f", "Uint": "u", "Sint": "i", "Bool": "bool"}
+
+
 def _headline(raw: str) -> str:
-    """The one sentence that says what is wrong, with backticks turned into quotes."""
+    """The one sentence that says what is wrong, with backticks turned into quotes.
+
+    naga's validation errors lead with a generic "Entry point main at Compute is invalid" and put
+    the cause in `= …` notes; the last note is the most specific, so it leads and the generic
+    sentence follows in parentheses. Parse errors are specific already; their notes are advice.
+    """
     text = raw.strip()
     lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
-    for ln in lines:
+    for idx, ln in enumerate(lines):
         m = _HEADLINE.search(ln)
-        if m:
-            msg = m.group(1)
-            # Validation errors put the cause on the following lines; keep the most specific one.
-            idx = lines.index(ln)
-            tail = [t for t in lines[idx + 1 :] if not t.startswith(("┌", "│", "=", "^"))]
-            tail = [t for t in tail if not re.match(r"^\d+\s*│", t)]
-            if msg.endswith(("Function", "Entry point", "Type")) or msg.startswith("Function"):
-                msg = " ".join([msg, *tail[:2]])
-            return msg.replace("`", "'").rstrip(":")
+        if not m:
+            continue
+        msg = m.group(1).rstrip(":")
+        notes = [t[1:].strip() for t in lines[idx + 1 :] if t.startswith("= ")]
+        if notes and msg.endswith("is invalid"):
+            msg = f"{_plain_types(notes[-1])} ({msg})"
+        return msg.replace("`", "'")
     meaningful = [
         ln
         for ln in lines
         if not ln.startswith(("Validation Error", "Caused by", "In wgpu", "┌", "│", "="))
     ]
     return (meaningful[-1] if meaningful else text or "compile error").replace("`", "'")
+
+
+def _plain_types(note: str) -> str:
+    """naga's `[2] (of type Scalar(Scalar { kind: Float, width: 4 }))` as `f32`."""
+
+    def scalar(m: re.Match[str]) -> str:
+        kind = _KIND.get(m.group(1), m.group(1))
+        return kind if kind == "bool" else f"{kind}{int(m.group(2)) * 8}"
+
+    return _NAGA_SCALAR.sub(scalar, note)
