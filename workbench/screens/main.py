@@ -89,7 +89,7 @@ def limit_problem(session: Session, case: Case) -> str | None:
     ep = case.kernel.entry_point
     plans = [BufferPlan(p.binding, p.nbytes) for p in case.bindings]
     try:
-        session.gpu.check_limits(plans, ep.workgroup_size, case.grid, case.name)
+        session.gpu.check_limits(plans, ep.workgroup_size, case.grid, case.name, entry=ep)
     except LimitError as exc:
         return f"refused: {exc}"
     return None

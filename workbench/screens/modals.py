@@ -346,7 +346,7 @@ class CheckAllScreen(Screen[None]):
                     report = check_case(self.session, case, cancelled=self.cancel.is_set)
                 results = list(getattr(report, "results", ()))
                 ok = all(r.ok for r in results)
-                summary = "; ".join(f"{r.kind} {r.name}: {r.summary}" for r in results)
+                summary = "; ".join(f"{r.kind} {r.summary}" for r in results)
                 verdict = Text("✓ pass", style="green") if ok else Text("✗ FAIL", style="bold red")
             except WorkbenchError as exc:
                 verdict, summary = Text("✗ error", style="red"), str(exc).split("\n", 1)[0]

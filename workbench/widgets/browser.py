@@ -38,7 +38,11 @@ class KernelStatus:
 
 
 def kernel_key(kernel: Kernel) -> str:
-    return f"{kernel.file}:{kernel.name}"
+    """`file:name`; a repeated section of one file is told apart by its line (`name#L40`)."""
+    key = f"{kernel.file}:{kernel.name}"
+    if kernel.problem.startswith("duplicate kernel section"):
+        key += f"#L{kernel.line}"
+    return key
 
 
 def status_kind(status: str, has_spec: bool, mismatch: bool) -> KernelStatus:
