@@ -51,8 +51,10 @@ _COMPUTE_PROBE = "@compute @workgroup_size(1)\nfn main() {}\n"
 # WebGPU's default limits, used where an adapter does not report one.
 _DEFAULT_WORKGROUP_STORAGE = 16384
 _DEFAULT_UNIFORM_BUFFERS = 12
-# Timed repetitions go to the GPU in chunks so a run can be cancelled and report progress.
+# Timed repetitions go to the GPU in chunks so a run can be cancelled and report progress: at
+# most 32 passes, and no more than about a quarter second of work, judged from the warm-up.
 _REPS_PER_SUBMIT = 32
+_SECONDS_PER_SUBMIT = 0.25
 
 
 @dataclass(frozen=True)
@@ -515,11 +517,16 @@ class GpuContext:
         import wgpu
 
         dev = self.device
+        t0 = time.perf_counter()
         for _ in range(warmup):
             enc = dev.create_command_encoder()
             encode_pass(enc)
             dev.queue.submit([enc.finish()])
         self._wait()
+        per_pass = (time.perf_counter() - t0) / warmup if warmup else 0.0
+        per_submit = _REPS_PER_SUBMIT
+        if per_pass > 0:
+            per_submit = max(1, min(_REPS_PER_SUBMIT, int(_SECONDS_PER_SUBMIT / per_pass)))
         samples: list[float] = []
         use_ts = self.has_timestamps
         period = self.timestamp_period_ns if use_ts else 0.0
@@ -527,7 +534,7 @@ class GpuContext:
         while done < reps:
             if cancelled is not None and cancelled():
                 break
-            chunk = min(_REPS_PER_SUBMIT, reps - done)
+            chunk = min(per_submit, reps - done)
             if use_ts:
                 qs = dev.create_query_set(type=wgpu.QueryType.timestamp, count=2 * chunk)
                 resolve = dev.create_buffer(
