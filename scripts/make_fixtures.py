@@ -69,39 +69,47 @@ SPECIAL_ARRAYS = {
     "swiglu_nan_guard": lambda: _nan_guard_inputs(("gate", "grad_hidden", "up"), 12),
 }
 
+# Dims and recipes several plans share: GPT-2 widths, one or four rows of d_ff activations.
+EMBED_GPT2 = {"seq": 32, "d_model": 768, "vocab": 1024}
+FFN_ROW = {"seq": 1, "d_ff": D_FF}
+FFN_ROWS = {"seq": 4, "d_ff": D_FF}
 GPT2_ATT = {"n_heads": 12, "n_kv_heads": 4, "head_dim": 64}
+# Token ids 900..1099 against vocab 1024: about half are out of range.
+OUT_OF_RANGE = "randint:900:1100"
+# Activations in [-150, 150]: tanh/sigmoid saturation and the kernels' clamps at +-100.
+SATURATING = "uniform:-150:150"
 PLANS: list[Plan] = [
     # --- 01_embedding ---------------------------------------------------------------------------
     Plan(
         "embed_lookup_gpt2",
         "embed_lookup",
-        {"seq": 32, "d_model": 768, "vocab": 1024},
+        EMBED_GPT2,
         "GPT-2 width: rows of a N(0, 0.02) table, bitwise copies",
     ),
     Plan(
         "embed_lookup_out_of_range",
         "embed_lookup",
-        {"seq": 32, "d_model": 768, "vocab": 1024},
+        EMBED_GPT2,
         "token ids 900..1099 against vocab 1024: about half are out of range and must give 0 rows",
-        inputs={"tokens": "randint:900:1100"},
+        inputs={"tokens": OUT_OF_RANGE},
     ),
     Plan(
         "embed_lookup_w16_gpt2",
         "embed_lookup_w16",
-        {"seq": 32, "d_model": 768, "vocab": 1024},
+        EMBED_GPT2,
         "f16 table widened to f32 exactly",
     ),
     Plan(
         "embed_lookup_w16_out_of_range",
         "embed_lookup_w16",
-        {"seq": 32, "d_model": 768, "vocab": 1024},
+        EMBED_GPT2,
         "f16 table, out-of-range ids give 0 rows",
-        inputs={"tokens_w16": "randint:900:1100"},
+        inputs={"tokens_w16": OUT_OF_RANGE},
     ),
     Plan(
         "embed_backward_gpt2",
         "embed_backward",
-        {"seq": 32, "d_model": 768, "vocab": 1024},
+        EMBED_GPT2,
         "scatter-add of N(0,1) gradients into the table gradient",
     ),
     Plan(
@@ -114,48 +122,48 @@ PLANS: list[Plan] = [
     Plan(
         "embed_backward_out_of_range",
         "embed_backward",
-        {"seq": 32, "d_model": 768, "vocab": 1024},
+        EMBED_GPT2,
         "out-of-range ids add nothing (and must not write past the table)",
-        inputs={"tokens": "randint:900:1100"},
+        inputs={"tokens": OUT_OF_RANGE},
     ),
     # --- 06_activation --------------------------------------------------------------------------
     Plan(
         "gelu_inplace_gpt2",
         "gelu_inplace",
-        {"seq": 4, "d_ff": D_FF},
+        FFN_ROWS,
         "tanh GeLU in place over N(0,1)",
     ),
     Plan(
         "gelu_inplace_large_inputs",
         "gelu_inplace",
-        {"seq": 1, "d_ff": D_FF},
+        FFN_ROW,
         "inputs in [-150, 150]: tanh saturation and the kernel's clamp at +-100",
-        inputs={"x": "uniform:-150:150"},
+        inputs={"x": SATURATING},
     ),
     Plan(
         "swiglu_combine_gpt2",
         "swiglu_combine",
-        {"seq": 4, "d_ff": D_FF},
+        FFN_ROWS,
         "silu(gate) * up over N(0,1)",
     ),
     Plan(
         "swiglu_combine_large_gate",
         "swiglu_combine",
-        {"seq": 1, "d_ff": D_FF},
+        FFN_ROW,
         "gate in [-150, 150]: sigmoid saturation (exp overflow for very negative gates)",
-        inputs={"gate": "uniform:-150:150"},
+        inputs={"gate": SATURATING},
     ),
     # --- 09_backward_ffn ------------------------------------------------------------------------
     Plan(
         "ffn_gelu_backward_gpt2",
         "ffn_gelu_backward",
-        {"seq": 4, "d_ff": D_FF},
+        FFN_ROWS,
         "GeLU backward over N(0,1)",
     ),
     Plan(
         "ffn_gelu_backward_nan_guard",
         "ffn_gelu_backward",
-        {"seq": 1, "d_ff": D_FF},
+        FFN_ROW,
         "NaN and +-Inf in pre_gelu and grad_hidden, saturating, zero and denormal pre_gelu: "
         "nan_guard writes 0 wherever the result is not a finite f32",
         arrays="gelu_nan_guard",
@@ -163,20 +171,20 @@ PLANS: list[Plan] = [
     Plan(
         "ffn_gelu_backward_large_inputs",
         "ffn_gelu_backward",
-        {"seq": 1, "d_ff": D_FF},
+        FFN_ROW,
         "pre_gelu in [-150, 150]: gelu' saturates to exactly 0 and 1",
-        inputs={"pre_gelu": "uniform:-150:150"},
+        inputs={"pre_gelu": SATURATING},
     ),
     Plan(
         "ffn_swiglu_backward_gpt2",
         "ffn_swiglu_backward",
-        {"seq": 4, "d_ff": D_FF},
+        FFN_ROWS,
         "SwiGLU backward over N(0,1)",
     ),
     Plan(
         "ffn_swiglu_backward_nan_guard",
         "ffn_swiglu_backward",
-        {"seq": 1, "d_ff": D_FF},
+        FFN_ROW,
         "NaN and +-Inf in gate, up and grad_hidden, saturating, zero and denormal gates, and "
         "grad_hidden * up overflowing f32: each guarded to 0",
         arrays="swiglu_nan_guard",
@@ -184,9 +192,9 @@ PLANS: list[Plan] = [
     Plan(
         "ffn_swiglu_backward_large_gate",
         "ffn_swiglu_backward",
-        {"seq": 1, "d_ff": D_FF},
+        FFN_ROW,
         "gate in [-150, 150]: silu' saturates",
-        inputs={"gate": "uniform:-150:150"},
+        inputs={"gate": SATURATING},
     ),
     # --- 11_rope --------------------------------------------------------------------------------
     Plan(
@@ -268,22 +276,15 @@ PLANS: list[Plan] = [
 # --- 12_causal_conv1d: every width with and without SiLU, small; one realistic shape each ---------
 for _w in (2, 3, 4):
     for _s in (0, 1):
-        PLANS.append(
-            Plan(
-                f"causal_conv1d_fwd_w{_w}_silu{_s}",
-                "causal_conv1d_fwd",
-                {"batch": 1, "dim": 64, "seqlen": 128, "width": _w, "silu": _s},
-                f"width {_w}, {'with' if _s else 'without'} SiLU",
+        for _kernel, _dim in (("causal_conv1d_fwd", 64), ("causal_conv1d_bwd", 32)):
+            PLANS.append(
+                Plan(
+                    f"{_kernel}_w{_w}_silu{_s}",
+                    _kernel,
+                    {"batch": 1, "dim": _dim, "seqlen": 128, "width": _w, "silu": _s},
+                    f"width {_w}, {'with' if _s else 'without'} SiLU",
+                )
             )
-        )
-        PLANS.append(
-            Plan(
-                f"causal_conv1d_bwd_w{_w}_silu{_s}",
-                "causal_conv1d_bwd",
-                {"batch": 1, "dim": 32, "seqlen": 128, "width": _w, "silu": _s},
-                f"width {_w}, {'with' if _s else 'without'} SiLU",
-            )
-        )
 PLANS += [
     Plan(
         "causal_conv1d_fwd_realistic",

@@ -17,16 +17,20 @@ import pytest
 from workbench.specs.activation import SPECS
 from workbench.specs.refs import activation as ref
 
+from .conftest import (
+    FFN_SHAPE_IDS,
+    FFN_SHAPES,
+    SENTINEL,
+    assert_outputs_close,
+    f32_row,
+    ffn_dims,
+    gelu_kernel,
+    silu_kernel,
+)
+
 SPEC = {s.name: s for s in SPECS}
 GELU = "gelu_inplace"
 SWIGLU = "swiglu_combine"
-
-# (seq, d_ff): n = 1, 255, 257 (one past a workgroup), 1000; none but the first fill their last
-# workgroup, so the bounds check matters.
-SMALL = [(1, 1), (1, 255), (1, 257), (4, 250)]
-SMALL_IDS = [f"n{s * d}" for s, d in SMALL]
-# Uploaded into outputs to show which elements a kernel wrote.
-SENTINEL = 12345.0
 
 # PyTorch 2.11 in float64: F.gelu(x, approximate="tanh"), F.silu(x) and their autograd
 # derivatives (recorded once on the GPU machine, where torch is installed).
@@ -53,43 +57,10 @@ TORCH_SILU_GRAD = [
 ]  # fmt: skip
 
 
-def _dims(seq: int, d_ff: int) -> dict[str, int]:
-    return {"seq": seq, "d_ff": d_ff}
-
-
-def _row(values) -> np.ndarray:
-    """A [1, len] f32 array: one row of the [seq, d_ff] layout."""
-    return np.asarray(values, dtype=np.float32).reshape(1, -1)
-
-
-def _assert_close(run, kernel: str, expected: dict[str, np.ndarray]) -> None:
-    for out in SPEC[kernel].outputs:
-        tol = SPEC[kernel].tolerances[out]
-        got = run.outputs[out]
-        assert got.shape == expected[out].shape, out
-        np.testing.assert_allclose(
-            got, expected[out], rtol=tol.rtol, atol=tol.atol, err_msg=f"{kernel}: {out}"
-        )
-        assert run.compare[out].ok, f"{kernel}: {out} max_abs {run.compare[out].max_abs}"
-
-
 def _assert_close_values(got: np.ndarray, want: np.ndarray, kernel: str, out: str) -> None:
-    """Like `_assert_close`, for a slice of an output (runs whose `n` was overridden)."""
+    """Like `assert_outputs_close`, for a slice of an output (runs whose `n` was overridden)."""
     tol = SPEC[kernel].tolerances[out]
     np.testing.assert_allclose(got, want, rtol=tol.rtol, atol=tol.atol, err_msg=kernel)
-
-
-def _gelu(session, x: np.ndarray) -> np.ndarray:
-    x = _row(x)
-    return session.run(GELU, dims=_dims(1, x.size), inputs={"x": x}, seed=0).outputs["x"][0]
-
-
-def _silu(session, gate: np.ndarray) -> np.ndarray:
-    gate = _row(gate)
-    run = session.run(
-        SWIGLU, dims=_dims(1, gate.size), inputs={"gate": gate, "up": np.ones_like(gate)}, seed=0
-    )
-    return run.outputs["hidden"][0]
 
 
 # ---- the references against PyTorch and the definitions (no GPU) ------------------------------
@@ -149,42 +120,42 @@ def test_spec_shapes_grid_and_cost() -> None:
 # ---- the kernels ------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("seq", "d_ff"), SMALL, ids=SMALL_IDS)
+@pytest.mark.parametrize(("seq", "d_ff"), FFN_SHAPES, ids=FFN_SHAPE_IDS)
 def test_gelu_matches_reference(session, seq: int, d_ff: int) -> None:
-    run = session.run(GELU, dims=_dims(seq, d_ff), seed=seq * d_ff)
+    run = session.run(GELU, dims=ffn_dims(seq, d_ff), seed=seq * d_ff)
     x = run.inputs["x"]
     assert x.shape == (seq, d_ff)
-    _assert_close(run, GELU, {"x": ref.gelu_inplace_ref(x)})
+    assert_outputs_close(run, SPEC[GELU], {"x": ref.gelu_inplace_ref(x)})
 
 
-@pytest.mark.parametrize(("seq", "d_ff"), SMALL, ids=SMALL_IDS)
+@pytest.mark.parametrize(("seq", "d_ff"), FFN_SHAPES, ids=FFN_SHAPE_IDS)
 def test_swiglu_matches_reference(session, seq: int, d_ff: int) -> None:
-    run = session.run(SWIGLU, dims=_dims(seq, d_ff), seed=seq * d_ff)
+    run = session.run(SWIGLU, dims=ffn_dims(seq, d_ff), seed=seq * d_ff)
     expected = ref.swiglu_combine_ref(run.inputs["gate"], run.inputs["up"])
-    _assert_close(run, SWIGLU, {"hidden": expected})
+    assert_outputs_close(run, SPEC[SWIGLU], {"hidden": expected})
 
 
 def test_realistic_shape(session) -> None:
     """The seed defaults: seq 512, d_ff 3072 (1.57M elements, 6144 workgroups)."""
     run = session.run(GELU, seed=3)
     assert run.outputs["x"].shape == (512, 3072)
-    _assert_close(run, GELU, {"x": ref.gelu_inplace_ref(run.inputs["x"])})
+    assert_outputs_close(run, SPEC[GELU], {"x": ref.gelu_inplace_ref(run.inputs["x"])})
     run = session.run(SWIGLU, seed=3)
     expected = ref.swiglu_combine_ref(run.inputs["gate"], run.inputs["up"])
-    _assert_close(run, SWIGLU, {"hidden": expected})
+    assert_outputs_close(run, SPEC[SWIGLU], {"hidden": expected})
 
 
 def test_every_element_below_n_is_written(session) -> None:
     """n = 257: the second workgroup has one live thread. The output starts as a sentinel (and
     x in place is chosen so that gelu(x) != x), so a skipped element would show."""
-    x = _row(np.linspace(0.5, 3.0, 257))
-    got = session.run(GELU, dims=_dims(1, 257), inputs={"x": x}, seed=0).outputs["x"]
+    x = f32_row(np.linspace(0.5, 3.0, 257))
+    got = session.run(GELU, dims=ffn_dims(1, 257), inputs={"x": x}, seed=0).outputs["x"]
     assert np.all(got < x)  # gelu(x) < x for x > 0
     _assert_close_values(got, ref.gelu_inplace_ref(x), GELU, "x")
 
-    gate, up = x, _row(np.linspace(-2.0, -1.0, 257))
+    gate, up = x, f32_row(np.linspace(-2.0, -1.0, 257))
     inputs = {"gate": gate, "up": up, "hidden": np.full_like(x, SENTINEL)}
-    hidden = session.run(SWIGLU, dims=_dims(1, 257), inputs=inputs, seed=0).outputs["hidden"]
+    hidden = session.run(SWIGLU, dims=ffn_dims(1, 257), inputs=inputs, seed=0).outputs["hidden"]
     assert not np.any(hidden == SENTINEL)
     _assert_close_values(hidden, ref.swiglu_combine_ref(gate, up), SWIGLU, "hidden")
 
@@ -193,15 +164,15 @@ def test_elements_past_n_are_untouched(session) -> None:
     """The uniform n set to 300 over 512-element buffers (grid of 2 workgroups, 212 threads
     past n): elements below n are the kernel's, the others keep what was uploaded."""
     n = 300
-    x = _row(np.linspace(-3.0, 3.0, 512))
-    run = session.run(GELU, dims=_dims(1, 512), inputs={"x": x}, sets={"n": n}, seed=0)
+    x = f32_row(np.linspace(-3.0, 3.0, 512))
+    run = session.run(GELU, dims=ffn_dims(1, 512), inputs={"x": x}, sets={"n": n}, seed=0)
     got = run.outputs["x"]
     _assert_close_values(got[:, :n], ref.gelu_inplace_ref(x[:, :n]), GELU, "x")
     np.testing.assert_array_equal(got[:, n:], x[:, n:])
 
-    gate, up = x, _row(np.linspace(1.0, 2.0, 512))
+    gate, up = x, f32_row(np.linspace(1.0, 2.0, 512))
     inputs = {"gate": gate, "up": up, "hidden": np.full_like(x, SENTINEL)}
-    run = session.run(SWIGLU, dims=_dims(1, 512), inputs=inputs, sets={"n": n}, seed=0)
+    run = session.run(SWIGLU, dims=ffn_dims(1, 512), inputs=inputs, sets={"n": n}, seed=0)
     hidden = run.outputs["hidden"]
     want = ref.swiglu_combine_ref(gate[:, :n], up[:, :n])
     _assert_close_values(hidden[:, :n], want, SWIGLU, "hidden")
@@ -211,15 +182,15 @@ def test_elements_past_n_are_untouched(session) -> None:
 @pytest.mark.parametrize(("seq", "d_ff"), [(0, 3072), (512, 0)], ids=["seq0", "d_ff0"])
 @pytest.mark.parametrize("kernel", [GELU, SWIGLU])
 def test_empty_dispatch(session, kernel: str, seq: int, d_ff: int) -> None:
-    run = session.run(kernel, dims=_dims(seq, d_ff), seed=0)
+    run = session.run(kernel, dims=ffn_dims(seq, d_ff), seed=0)
     (out,) = SPEC[kernel].outputs
     assert run.outputs[out].shape == (seq, d_ff)
 
 
 def test_zero_maps_to_zero(session) -> None:
     """Seed checklist: gelu(0) = 0 and silu(0) = 0, exactly."""
-    assert _gelu(session, [0.0, -0.0]).tolist() == [0.0, 0.0]
-    assert _silu(session, [0.0, -0.0]).tolist() == [0.0, 0.0]
+    assert gelu_kernel(session, [0.0, -0.0]).tolist() == [0.0, 0.0]
+    assert silu_kernel(session, [0.0, -0.0]).tolist() == [0.0, 0.0]
 
 
 def test_huge_inputs_stay_finite(session) -> None:
@@ -227,8 +198,8 @@ def test_huge_inputs_stay_finite(session) -> None:
     below; the GeLU clamp at +-100 must not cap the output at 100."""
     x = [1e4, -1e4, 100.0, -100.0, 1e30, -1e30, 3e38, -3e38]
     want = [1e4, 0.0, 100.0, 0.0, 1e30, 0.0, 3e38, 0.0]
-    g = _gelu(session, x)
-    s = _silu(session, x)
+    g = gelu_kernel(session, x)
+    s = silu_kernel(session, x)
     assert np.isfinite(g).all() and np.isfinite(s).all()
     np.testing.assert_array_equal(g, np.float32(want))
     np.testing.assert_array_equal(s, np.float32(want))
@@ -239,17 +210,17 @@ def test_huge_inputs_stay_finite(session) -> None:
 def test_special_values_follow_the_spec(session) -> None:
     """NaN stays NaN; the limits at +-Inf; Inf * 0 in swiglu gives NaN, as IEEE says."""
     x = [np.nan, np.inf, -np.inf, 0.5]
-    g = _gelu(session, x)
+    g = gelu_kernel(session, x)
     np.testing.assert_array_equal(g[:3], [np.nan, np.inf, 0.0])
-    s = _silu(session, x)
+    s = silu_kernel(session, x)
     np.testing.assert_array_equal(s[:3], [np.nan, np.inf, 0.0])
 
-    gate = _row([np.inf, 2.0, 0.0, -np.inf, np.nan, 1.0])
-    up = _row([0.0, np.inf, np.inf, 5.0, 1.0, np.nan])
-    run = session.run(SWIGLU, dims=_dims(1, 6), inputs={"gate": gate, "up": up}, seed=0)
+    gate = f32_row([np.inf, 2.0, 0.0, -np.inf, np.nan, 1.0])
+    up = f32_row([0.0, np.inf, np.inf, 5.0, 1.0, np.nan])
+    run = session.run(SWIGLU, dims=ffn_dims(1, 6), inputs={"gate": gate, "up": up}, seed=0)
     expected = ref.swiglu_combine_ref(gate, up)
     np.testing.assert_array_equal(np.isnan(run.outputs["hidden"]), np.isnan(expected))
-    _assert_close(run, SWIGLU, {"hidden": expected})
+    assert_outputs_close(run, SPEC[SWIGLU], {"hidden": expected})
 
 
 def test_gelu_swiglu_agree_with_reference_over_a_wide_range(session) -> None:
@@ -258,8 +229,8 @@ def test_gelu_swiglu_agree_with_reference_over_a_wide_range(session) -> None:
     n = 4096
     x = (np.sign(rng.standard_normal(n)) * 10 ** rng.uniform(-6, 2.5, n)).astype(np.float32)
     x = x.reshape(4, 1024)
-    run = session.run(GELU, dims=_dims(4, 1024), inputs={"x": x}, seed=0)
-    _assert_close(run, GELU, {"x": ref.gelu_inplace_ref(x)})
-    run = session.run(SWIGLU, dims=_dims(4, 1024), inputs={"gate": x}, seed=1)
+    run = session.run(GELU, dims=ffn_dims(4, 1024), inputs={"x": x}, seed=0)
+    assert_outputs_close(run, SPEC[GELU], {"x": ref.gelu_inplace_ref(x)})
+    run = session.run(SWIGLU, dims=ffn_dims(4, 1024), inputs={"gate": x}, seed=1)
     expected = ref.swiglu_combine_ref(x, run.inputs["up"])
-    _assert_close(run, SWIGLU, {"hidden": expected})
+    assert_outputs_close(run, SPEC[SWIGLU], {"hidden": expected})

@@ -17,6 +17,8 @@ import pytest
 from workbench.specs.conv1d import SPECS
 from workbench.specs.refs import conv1d as ref
 
+from .conftest import assert_outputs_close
+
 SPEC = {s.name: s for s in SPECS}
 FWD = "causal_conv1d_fwd"
 BWD = "causal_conv1d_bwd"
@@ -55,17 +57,6 @@ def _dims(seqlen: int, width: int, bias: int, silu: int, **extra: int) -> dict[s
 
 def _bias(run, dims: dict[str, int]) -> np.ndarray | None:
     return run.inputs["bias"] if dims["bias"] else None
-
-
-def _assert_close(run, expected: dict[str, np.ndarray], kernel: str) -> None:
-    for out in SPEC[kernel].outputs:
-        tol = SPEC[kernel].tolerances[out]
-        got = run.outputs[out]
-        assert got.shape == expected[out].shape, out
-        np.testing.assert_allclose(
-            got, expected[out], rtol=tol.rtol, atol=tol.atol, err_msg=f"{kernel}: {out}"
-        )
-        assert run.compare[out].ok, f"{kernel}: {out} max_abs {run.compare[out].max_abs}"
 
 
 # ---- the references against independent formulations (no GPU) --------------------------------
@@ -188,7 +179,7 @@ def test_forward_matches_reference(session, seqlen: int, width: int, bias: int, 
             run.inputs["x"], run.inputs["weight"], _bias(run, dims), bool(silu)
         )
     }
-    _assert_close(run, expected, FWD)
+    assert_outputs_close(run, SPEC[FWD], expected)
 
 
 @pytest.mark.parametrize(("seqlen", "width", "bias", "silu"), CASES, ids=IDS)
@@ -198,7 +189,7 @@ def test_backward_matches_reference(session, seqlen: int, width: int, bias: int,
     expected = ref.causal_conv1d_bwd(
         run.inputs["x"], run.inputs["weight"], _bias(run, dims), run.inputs["dout"], bool(silu)
     )
-    _assert_close(run, expected, BWD)
+    assert_outputs_close(run, SPEC[BWD], expected)
     if not bias:
         # The bias buffer holds random values that must be ignored, and dbias must stay zero.
         assert not run.outputs["dbias"].any()
@@ -212,13 +203,13 @@ def test_realistic_shape(session) -> None:
             fwd.inputs["x"], fwd.inputs["weight"], fwd.inputs["bias"], silu=True
         )
     }
-    _assert_close(fwd, expected, FWD)
+    assert_outputs_close(fwd, SPEC[FWD], expected)
     bwd = session.run(BWD, seed=7)
     np.testing.assert_array_equal(bwd.inputs["x"], fwd.inputs["x"])
     expected = ref.causal_conv1d_bwd(
         bwd.inputs["x"], bwd.inputs["weight"], bwd.inputs["bias"], bwd.inputs["dout"], silu=True
     )
-    _assert_close(bwd, expected, BWD)
+    assert_outputs_close(bwd, SPEC[BWD], expected)
 
 
 def test_deterministic_mode_is_bitwise_reproducible(session) -> None:
@@ -237,7 +228,7 @@ def test_deterministic_mode_is_bitwise_reproducible(session) -> None:
         runs[0].inputs["dout"],
         silu=True,
     )
-    _assert_close(runs[0], expected, BWD)
+    assert_outputs_close(runs[0], SPEC[BWD], expected)
 
     atomic = session.run(BWD, dims={**dims, "deterministic": 0}, seed=3)
     for out in SPEC[BWD].outputs:

@@ -15,6 +15,8 @@ import pytest
 from workbench.specs.embedding import SPECS
 from workbench.specs.refs import embedding as ref
 
+from .conftest import assert_outputs_close
+
 SPEC = {s.name: s for s in SPECS}
 LOOKUP = "embed_lookup"
 BACKWARD = "embed_backward"
@@ -30,15 +32,15 @@ def _dims(seq: int, d_model: int, vocab: int) -> dict[str, int]:
     return {"seq": seq, "d_model": d_model, "vocab": vocab}
 
 
-def _assert_close(run, kernel: str, expected: dict[str, np.ndarray]) -> None:
-    for out in SPEC[kernel].outputs:
-        tol = SPEC[kernel].tolerances[out]
-        got = run.outputs[out]
-        assert got.shape == expected[out].shape, out
-        np.testing.assert_allclose(
-            got, expected[out], rtol=tol.rtol, atol=tol.atol, err_msg=f"{kernel}: {out}"
-        )
-        assert run.compare[out].ok, f"{kernel}: {out} max_abs {run.compare[out].max_abs}"
+def _backward(session, tokens: np.ndarray, grad_out: np.ndarray, vocab: int):
+    """embed_backward on the given tokens and [seq, d_model] gradients."""
+    seq, d_model = grad_out.shape
+    return session.run(
+        BACKWARD,
+        dims=_dims(seq, d_model, vocab),
+        inputs={"tokens": tokens, "grad_out": grad_out},
+        seed=0,
+    )
 
 
 # ---- the references against the definition (no GPU) ------------------------------------------
@@ -86,7 +88,7 @@ def test_lookup_matches_reference(session, kernel: str, seq: int, d_model: int, 
     tokens, table = run.inputs[f"tokens{suffix}"], run.inputs[f"table{suffix}"]
     assert table.dtype == (np.float16 if kernel == W16 else np.float32)
     expected = ref.embed_lookup(tokens, table)
-    _assert_close(run, kernel, {f"out{suffix}": expected})
+    assert_outputs_close(run, SPEC[kernel], {f"out{suffix}": expected})
     # A copy, so exact: the f32 view of the table row itself.
     np.testing.assert_array_equal(run.outputs[f"out{suffix}"], table[tokens].astype(np.float32))
 
@@ -95,7 +97,7 @@ def test_lookup_matches_reference(session, kernel: str, seq: int, d_model: int, 
 def test_backward_matches_reference(session, seq: int, d_model: int, vocab: int) -> None:
     run = session.run(BACKWARD, dims=_dims(seq, d_model, vocab), seed=seq + vocab)
     expected = ref.embed_backward(run.inputs["tokens"], run.inputs["grad_out"], vocab)
-    _assert_close(run, BACKWARD, {"grad_table": expected})
+    assert_outputs_close(run, SPEC[BACKWARD], {"grad_table": expected})
 
 
 @pytest.mark.parametrize("kernel", [LOOKUP, W16, BACKWARD])
@@ -110,13 +112,15 @@ def test_empty_sequence(session, kernel: str) -> None:
 def test_realistic_shape(session) -> None:
     """The seed defaults: seq 512, d_model 768, vocab 16384 (a 48 MiB f32 table)."""
     fwd = session.run(LOOKUP, seed=11)
-    _assert_close(fwd, LOOKUP, {"out": ref.embed_lookup(fwd.inputs["tokens"], fwd.inputs["table"])})
+    assert_outputs_close(
+        fwd, SPEC[LOOKUP], {"out": ref.embed_lookup(fwd.inputs["tokens"], fwd.inputs["table"])}
+    )
     w16 = session.run(W16, seed=11)
     expected = ref.embed_lookup(w16.inputs["tokens_w16"], w16.inputs["table_w16"])
-    _assert_close(w16, W16, {"out_w16": expected})
+    assert_outputs_close(w16, SPEC[W16], {"out_w16": expected})
     bwd = session.run(BACKWARD, seed=11)
     expected = ref.embed_backward(bwd.inputs["tokens"], bwd.inputs["grad_out"], 16384)
-    _assert_close(bwd, BACKWARD, {"grad_table": expected})
+    assert_outputs_close(bwd, SPEC[BACKWARD], {"grad_table": expected})
 
 
 def test_out_of_range_tokens_give_zero_rows_and_are_skipped(session) -> None:
@@ -132,7 +136,7 @@ def test_out_of_range_tokens_give_zero_rows_and_are_skipped(session) -> None:
     out = fwd.outputs["out"]
     assert not out[bad].any()
     np.testing.assert_array_equal(out[~bad], fwd.inputs["table"][tokens[~bad]])
-    _assert_close(fwd, LOOKUP, {"out": ref.embed_lookup(tokens, fwd.inputs["table"])})
+    assert_outputs_close(fwd, SPEC[LOOKUP], {"out": ref.embed_lookup(tokens, fwd.inputs["table"])})
 
     w16 = session.run(W16, dims=dims, inputs={"tokens_w16": tokens}, seed=5)
     assert not w16.outputs["out_w16"][bad].any()
@@ -143,7 +147,7 @@ def test_out_of_range_tokens_give_zero_rows_and_are_skipped(session) -> None:
     bwd = session.run(BACKWARD, dims=dims, inputs={"tokens": tokens}, seed=5)
     grad = bwd.outputs["grad_table"]
     expected = ref.embed_backward(tokens, bwd.inputs["grad_out"], vocab)
-    _assert_close(bwd, BACKWARD, {"grad_table": expected})
+    assert_outputs_close(bwd, SPEC[BACKWARD], {"grad_table": expected})
     # Rows no valid position names stay exactly zero: nothing was written out of place.
     untouched = np.setdiff1d(np.arange(vocab), tokens[~bad])
     assert 0 in untouched
@@ -157,18 +161,15 @@ def test_repeated_token_sums_all_positions(session) -> None:
     tokens = np.full(seq, 2, dtype=np.uint32)
     tokens[[0, 2, 5, 6, 9, 13, 14, 17, 20, 23]] = 7
     grad_out = np.random.default_rng(3).standard_normal((seq, d_model)).astype(np.float32)
-    run = session.run(
-        BACKWARD,
-        dims=_dims(seq, d_model, vocab),
-        inputs={"tokens": tokens, "grad_out": grad_out},
-        seed=0,
-    )
+    run = _backward(session, tokens, grad_out, vocab)
     grad = run.outputs["grad_table"]
     exact = grad_out.astype(np.float64)
     np.testing.assert_allclose(grad[7], exact[tokens == 7].sum(axis=0), rtol=1e-5, atol=1e-5)
     np.testing.assert_allclose(grad[2], exact[tokens == 2].sum(axis=0), rtol=1e-5, atol=1e-5)
     assert not np.delete(grad, [2, 7], axis=0).any()
-    _assert_close(run, BACKWARD, {"grad_table": ref.embed_backward(tokens, grad_out, vocab)})
+    assert_outputs_close(
+        run, SPEC[BACKWARD], {"grad_table": ref.embed_backward(tokens, grad_out, vocab)}
+    )
 
 
 def test_one_slot_under_full_contention(session) -> None:
@@ -177,12 +178,7 @@ def test_one_slot_under_full_contention(session) -> None:
     seq = 512
     tokens = np.full(seq, 3, dtype=np.uint32)
     grad_out = np.random.default_rng(6).standard_normal((seq, 1)).astype(np.float32)
-    run = session.run(
-        BACKWARD,
-        dims=_dims(seq, 1, 4),
-        inputs={"tokens": tokens, "grad_out": grad_out},
-        seed=0,
-    )
+    run = _backward(session, tokens, grad_out, 4)
     grad = run.outputs["grad_table"][:, 0]
     exact = grad_out.astype(np.float64)
     # Any order of seq f32 adds is within (seq - 1) * 2^-24 * sum|g| of the exact sum.
@@ -200,15 +196,12 @@ def test_non_finite_gradients_are_skipped(session) -> None:
     grad_out[3, 5] = np.inf
     grad_out[7, 39] = -np.inf
     grad_out[11, ::2] = np.nan
-    run = session.run(
-        BACKWARD,
-        dims=_dims(seq, d_model, vocab),
-        inputs={"tokens": tokens, "grad_out": grad_out},
-        seed=0,
-    )
+    run = _backward(session, tokens, grad_out, vocab)
     grad = run.outputs["grad_table"]
     assert np.isfinite(grad).all()
-    _assert_close(run, BACKWARD, {"grad_table": ref.embed_backward(tokens, grad_out, vocab)})
+    assert_outputs_close(
+        run, SPEC[BACKWARD], {"grad_table": ref.embed_backward(tokens, grad_out, vocab)}
+    )
 
 
 def test_w16_equals_f32_lookup_bitwise(session) -> None:
@@ -233,4 +226,4 @@ def test_grid_folded_past_65535_workgroups(session) -> None:
     np.testing.assert_array_equal(fwd.outputs["out"], fwd.inputs["table"][fwd.inputs["tokens"]])
     bwd = session.run(BACKWARD, dims=dims, seed=12)
     expected = ref.embed_backward(bwd.inputs["tokens"], bwd.inputs["grad_out"], 4096)
-    _assert_close(bwd, BACKWARD, {"grad_table": expected})
+    assert_outputs_close(bwd, SPEC[BACKWARD], {"grad_table": expected})

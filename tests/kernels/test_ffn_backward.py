@@ -16,39 +16,24 @@ import pytest
 from workbench.specs.ffn_backward import SPECS
 from workbench.specs.refs import activation as ref
 
+from .conftest import (
+    FFN_SHAPE_IDS,
+    FFN_SHAPES,
+    SENTINEL,
+    assert_outputs_close,
+    f32_row,
+    ffn_dims,
+    gelu_kernel,
+    silu_kernel,
+)
+
 SPEC = {s.name: s for s in SPECS}
 GELU_BWD = "ffn_gelu_backward"
 SWIGLU_BWD = "ffn_swiglu_backward"
 
-# (seq, d_ff): n = 1, 255, 257 (one past a workgroup), 1000.
-SMALL = [(1, 1), (1, 255), (1, 257), (4, 250)]
-SMALL_IDS = [f"n{s * d}" for s, d in SMALL]
-# Uploaded into outputs to show which elements a kernel wrote.
-SENTINEL = 12345.0
-
 # Roots of the derivatives (float64 bisection of the references): gelu' < 0 below, > 0 above.
 GELU_GRAD_ROOT = -0.7524614220710163
 SILU_GRAD_ROOT = -1.278464542761074
-
-
-def _dims(seq: int, d_ff: int) -> dict[str, int]:
-    return {"seq": seq, "d_ff": d_ff}
-
-
-def _row(values) -> np.ndarray:
-    """A [1, len] f32 array: one row of the [seq, d_ff] layout."""
-    return np.asarray(values, dtype=np.float32).reshape(1, -1)
-
-
-def _assert_close(run, kernel: str, expected: dict[str, np.ndarray]) -> None:
-    for out in SPEC[kernel].outputs:
-        tol = SPEC[kernel].tolerances[out]
-        got = run.outputs[out]
-        assert got.shape == expected[out].shape, out
-        np.testing.assert_allclose(
-            got, expected[out], rtol=tol.rtol, atol=tol.atol, err_msg=f"{kernel}: {out}"
-        )
-        assert run.compare[out].ok, f"{kernel}: {out} max_abs {run.compare[out].max_abs}"
 
 
 def _expected(kernel: str, arrays) -> dict[str, np.ndarray]:
@@ -62,22 +47,22 @@ def _expected(kernel: str, arrays) -> dict[str, np.ndarray]:
 
 def _gelu_grad(session, x, grad=None) -> np.ndarray:
     """grad_hidden * gelu'(x) from the kernel (grad_hidden = 1 unless given)."""
-    x = _row(x)
-    g = np.ones_like(x) if grad is None else _row(grad)
+    x = f32_row(x)
+    g = np.ones_like(x) if grad is None else f32_row(grad)
     run = session.run(
-        GELU_BWD, dims=_dims(1, x.size), inputs={"grad_hidden": g, "pre_gelu": x}, seed=0
+        GELU_BWD, dims=ffn_dims(1, x.size), inputs={"grad_hidden": g, "pre_gelu": x}, seed=0
     )
     return run.outputs["grad_pre"][0]
 
 
 def _swiglu_grads(session, gate, up=None, grad=None) -> tuple[np.ndarray, np.ndarray]:
     """(grad_gate, grad_up) from the kernel; up and grad_hidden are 1 unless given."""
-    gate = _row(gate)
-    u = np.ones_like(gate) if up is None else _row(up)
-    g = np.ones_like(gate) if grad is None else _row(grad)
+    gate = f32_row(gate)
+    u = np.ones_like(gate) if up is None else f32_row(up)
+    g = np.ones_like(gate) if grad is None else f32_row(grad)
     run = session.run(
         SWIGLU_BWD,
-        dims=_dims(1, gate.size),
+        dims=ffn_dims(1, gate.size),
         inputs={"grad_hidden": g, "gate": gate, "up": u},
         seed=0,
     )
@@ -151,10 +136,10 @@ def test_spec_shapes_grid_and_cost() -> None:
 
 
 @pytest.mark.parametrize("kernel", [GELU_BWD, SWIGLU_BWD])
-@pytest.mark.parametrize(("seq", "d_ff"), SMALL, ids=SMALL_IDS)
+@pytest.mark.parametrize(("seq", "d_ff"), FFN_SHAPES, ids=FFN_SHAPE_IDS)
 def test_matches_reference(session, kernel: str, seq: int, d_ff: int) -> None:
-    run = session.run(kernel, dims=_dims(seq, d_ff), seed=seq + d_ff)
-    _assert_close(run, kernel, _expected(kernel, run.inputs))
+    run = session.run(kernel, dims=ffn_dims(seq, d_ff), seed=seq + d_ff)
+    assert_outputs_close(run, SPEC[kernel], _expected(kernel, run.inputs))
 
 
 @pytest.mark.parametrize("kernel", [GELU_BWD, SWIGLU_BWD])
@@ -163,7 +148,7 @@ def test_realistic_shape(session, kernel: str) -> None:
     run = session.run(kernel, seed=5)
     for out in SPEC[kernel].outputs:
         assert run.outputs[out].shape == (512, 3072)
-    _assert_close(run, kernel, _expected(kernel, run.inputs))
+    assert_outputs_close(run, SPEC[kernel], _expected(kernel, run.inputs))
 
 
 @pytest.mark.parametrize(("size", "n"), [(257, 257), (512, 300)], ids=["n257", "n300-of-512"])
@@ -171,15 +156,15 @@ def test_writes_exactly_the_elements_below_n(session, size: int, n: int) -> None
     """Outputs start as a sentinel. n = 257 (the second workgroup has one live thread): every
     element is written. n set to 300 over 512-element buffers: the 212 threads past n write
     nothing."""
-    x = _row(np.linspace(-3.0, 3.0, size))
-    g = _row(np.linspace(1.0, 2.0, size))
-    up = _row(np.linspace(-2.0, -0.5, size))
+    x = f32_row(np.linspace(-3.0, 3.0, size))
+    g = f32_row(np.linspace(1.0, 2.0, size))
+    up = f32_row(np.linspace(-2.0, -0.5, size))
     sentinel = np.full_like(x, SENTINEL)
     sets = {"n": n} if n != size else {}
     live = slice(0, n)
 
     inputs = {"grad_hidden": g, "pre_gelu": x, "grad_pre": sentinel}
-    run = session.run(GELU_BWD, dims=_dims(1, size), inputs=inputs, sets=sets, seed=0)
+    run = session.run(GELU_BWD, dims=ffn_dims(1, size), inputs=inputs, sets=sets, seed=0)
     got = run.outputs["grad_pre"][0]
     want = ref.ffn_gelu_backward_ref(g[0, live], x[0, live])
     tol = SPEC[GELU_BWD].tolerances["grad_pre"]
@@ -187,7 +172,7 @@ def test_writes_exactly_the_elements_below_n(session, size: int, n: int) -> None
     np.testing.assert_array_equal(got[n:], SENTINEL)
 
     inputs = {"grad_hidden": g, "gate": x, "up": up, "grad_gate": sentinel, "grad_up": sentinel}
-    run = session.run(SWIGLU_BWD, dims=_dims(1, size), inputs=inputs, sets=sets, seed=0)
+    run = session.run(SWIGLU_BWD, dims=ffn_dims(1, size), inputs=inputs, sets=sets, seed=0)
     want = ref.ffn_swiglu_backward_ref(g[0, live], x[0, live], up[0, live])
     for out, expected in zip(("grad_gate", "grad_up"), want, strict=True):
         got = run.outputs[out][0]
@@ -199,7 +184,7 @@ def test_writes_exactly_the_elements_below_n(session, size: int, n: int) -> None
 @pytest.mark.parametrize(("seq", "d_ff"), [(0, 3072), (512, 0)], ids=["seq0", "d_ff0"])
 @pytest.mark.parametrize("kernel", [GELU_BWD, SWIGLU_BWD])
 def test_empty_dispatch(session, kernel: str, seq: int, d_ff: int) -> None:
-    run = session.run(kernel, dims=_dims(seq, d_ff), seed=0)
+    run = session.run(kernel, dims=ffn_dims(seq, d_ff), seed=0)
     for out in SPEC[kernel].outputs:
         assert run.outputs[out].shape == (seq, d_ff)
 
@@ -239,36 +224,21 @@ def test_backward_is_the_slope_of_the_forward_kernels(session) -> None:
     truncation error h^2 f'''/6 and the f32 rounding of the difference stay below 2e-4."""
     x = np.linspace(-5.0, 5.0, 1001)
     h = 1e-2
-    n = x.size
-
-    def forward(kernel: str, values: np.ndarray) -> np.ndarray:
-        v = _row(values)
-        if kernel == "gelu_inplace":
-            return session.run(kernel, dims=_dims(1, n), inputs={"x": v}, seed=0).outputs["x"][0]
-        inputs = {"gate": v, "up": np.ones_like(v)}
-        return session.run(kernel, dims=_dims(1, n), inputs=inputs, seed=0).outputs["hidden"][0]
-
-    for fwd, grad in [
-        ("gelu_inplace", _gelu_grad(session, x)),
-        ("swiglu_combine", _swiglu_grads(session, x)[0]),
+    for fwd, forward, grad in [
+        ("gelu_inplace", gelu_kernel, _gelu_grad(session, x)),
+        ("swiglu_combine", silu_kernel, _swiglu_grads(session, x)[0]),
     ]:
         xp, xm = np.float32(x + h), np.float32(x - h)
         step = xp.astype(np.float64) - xm
-        slope = (forward(fwd, xp).astype(np.float64) - forward(fwd, xm)) / step
+        slope = (forward(session, xp).astype(np.float64) - forward(session, xm)) / step
         np.testing.assert_allclose(grad, slope, rtol=0, atol=2e-4, err_msg=fwd)
 
 
 def test_grad_up_equals_the_forward_silu(session) -> None:
     """grad_up = grad_hidden * silu(gate): with grad_hidden = 1 it is swiglu_combine(gate, 1)."""
-    gate = _row(np.linspace(-20.0, 20.0, 999))
-    fwd = session.run(
-        "swiglu_combine",
-        dims=_dims(1, 999),
-        inputs={"gate": gate, "up": np.ones_like(gate)},
-        seed=0,
-    )
+    gate = f32_row(np.linspace(-20.0, 20.0, 999))
     _, grad_up = _swiglu_grads(session, gate)
-    np.testing.assert_allclose(grad_up, fwd.outputs["hidden"][0], rtol=2e-7, atol=1e-30)
+    np.testing.assert_allclose(grad_up, silu_kernel(session, gate), rtol=2e-7, atol=1e-30)
 
 
 def test_nan_guard_zeroes_non_finite(session) -> None:
@@ -293,11 +263,11 @@ def test_nan_guard_zeroes_non_finite(session) -> None:
 
     run = session.run(
         GELU_BWD,
-        dims=_dims(1, 7),
-        inputs={"grad_hidden": _row(g[:7]), "pre_gelu": _row(x)},
+        dims=ffn_dims(1, 7),
+        inputs={"grad_hidden": f32_row(g[:7]), "pre_gelu": f32_row(x)},
         seed=0,
     )
-    _assert_close(run, GELU_BWD, _expected(GELU_BWD, run.inputs))
+    assert_outputs_close(run, SPEC[GELU_BWD], _expected(GELU_BWD, run.inputs))
 
 
 def test_huge_inputs(session) -> None:

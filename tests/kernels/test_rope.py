@@ -23,6 +23,8 @@ from workbench.specs.refs import rope as ref
 from workbench.specs.rope import ROPE_BASE, SPECS
 from workbench.wgsl.corpus import SHIPPED, load_corpus
 
+from .conftest import assert_outputs_close
+
 SPEC = {s.name: s for s in SPECS}
 # kernel -> (its binding, the dim that counts its heads)
 KERNELS = {
@@ -49,13 +51,11 @@ def _expected(kernel: str, x: np.ndarray, pos_offset: int) -> np.ndarray:
     return apply(x, pos_offset, ROPE_BASE)
 
 
-def _assert_close(run, kernel: str, expected: np.ndarray) -> None:
-    (out,) = SPEC[kernel].outputs
-    tol = SPEC[kernel].tolerance(out, run.case.dims)
-    got = run.outputs[out]
-    assert got.shape == expected.shape
-    np.testing.assert_allclose(got, expected, rtol=tol.rtol, atol=tol.atol, err_msg=kernel)
-    assert run.compare[out].ok, f"{kernel}: max_abs {run.compare[out].max_abs}"
+def _check(run, kernel: str, pos_offset: int) -> None:
+    """The kernel's output against the reference applied to the uploaded input."""
+    binding = KERNELS[kernel][0]
+    expected = {binding: _expected(kernel, run.inputs[binding], pos_offset)}
+    assert_outputs_close(run, SPEC[kernel], expected)
 
 
 # ---- the reference against independent formulations (no GPU) ----------------------------------
@@ -132,26 +132,23 @@ def test_odd_head_dim_is_refused() -> None:
 def test_kernel_matches_reference(
     session, kernel: str, seq: int, heads: int, head_dim: int, pos_offset: int
 ) -> None:
-    binding = KERNELS[kernel][0]
     run = session.run(kernel, dims=_dims(kernel, seq, heads, head_dim, pos_offset), seed=seq)
-    _assert_close(run, kernel, _expected(kernel, run.inputs[binding], pos_offset))
+    _check(run, kernel, pos_offset)
 
 
 @pytest.mark.parametrize("kernel", list(KERNELS))
 def test_realistic_shape(session, kernel: str) -> None:
     """The seed defaults: seq 512, 12 query / 4 key-value heads, head_dim 64."""
-    binding = KERNELS[kernel][0]
     run = session.run(kernel, seed=21)
-    _assert_close(run, kernel, _expected(kernel, run.inputs[binding], 0))
+    _check(run, kernel, 0)
 
 
 @pytest.mark.parametrize("kernel", ["rope_q", "rope_k"])
 def test_far_positions(session, kernel: str) -> None:
     """A 64-token chunk at positions 1000..1063, all heads."""
-    binding = KERNELS[kernel][0]
     dims = {"seq": 64, "pos_offset": 1000}
     run = session.run(kernel, dims=dims, seed=22)
-    _assert_close(run, kernel, _expected(kernel, run.inputs[binding], 1000))
+    _check(run, kernel, 1000)
 
 
 # From the first position to the dims' limit: pos_offset may reach 2^20 (positions up to
@@ -165,10 +162,9 @@ def test_every_allowed_position(session, kernel: str, pos_offset: int) -> None:
     """The tolerance holds at every position with a 2x margin on lavapipe (measured 0.1 to 0.2
     of atol). The error really grows: from 65536 on it is over 10 times the tolerance at
     position 0, so no fixed atol could be tight near 0 and hold far out."""
-    binding = KERNELS[kernel][0]
     dims = {"seq": 32, "pos_offset": pos_offset}
     run = session.run(kernel, dims=dims, seed=23)
-    _assert_close(run, kernel, _expected(kernel, run.inputs[binding], pos_offset))
+    _check(run, kernel, pos_offset)
     (out,) = SPEC[kernel].outputs
     err = run.compare[out].max_abs
     assert err < SPEC[kernel].tolerance(out, run.case.dims).atol / 2

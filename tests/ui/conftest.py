@@ -68,6 +68,24 @@ async def open_kernel(pilot: Pilot, key: str) -> None:
     await settle(pilot)
 
 
+async def open_at(pilot: Pilot, key: str, **dims: str) -> None:
+    """Wait for the first screen, open `key`, type each of `dims` into its field, and give the
+    browser the focus so that keys reach the app's bindings."""
+    app: WorkbenchApp = pilot.app  # type: ignore[assignment]
+    await settle(pilot)
+    await open_kernel(pilot, key)
+    for name, value in dims.items():
+        await type_into(pilot, f"#dim-{name}", value)
+    app.main.query_one(KernelBrowser).tree.focus()
+
+
+async def press_settled(pilot: Pilot, *keys: str) -> None:
+    """Press each key in turn and wait until the app settles after it."""
+    for key in keys:
+        await pilot.press(key)
+        await settle(pilot)
+
+
 async def type_into(pilot: Pilot, selector: str, text: str) -> None:
     """Focus a field (its text gets selected) and type over it, as a user would."""
     app: WorkbenchApp = pilot.app  # type: ignore[assignment]

@@ -30,7 +30,9 @@ from workbench.widgets.browser import KernelBrowser
 from .conftest import (
     SIZE,
     SWIGLU,
+    open_at,
     open_kernel,
+    press_settled,
     run_async,
     send_key,
     settle,
@@ -64,10 +66,7 @@ async def test_first_screen_selects_the_first_kernel() -> None:
 async def test_loop_dims_recipe_run_and_every_tab() -> None:
     app = WorkbenchApp(snapshot=True, watch=False)
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
-        await open_kernel(pilot, SWIGLU)
-        await type_into(pilot, "#dim-seq", "8")
-        await type_into(pilot, "#dim-d_ff", "300")
+        await open_at(pilot, SWIGLU, seq="8", d_ff="300")
         assert "n = 2,400" in _text(app, "#derived")
         assert "10 workgroups" in _text(app, "#derived")
         # A bad dim is shown inline, never raised.
@@ -78,8 +77,7 @@ async def test_loop_dims_recipe_run_and_every_tab() -> None:
         # An input recipe: grad_hidden all ones.
         await type_into(pilot, "#recipe-grad_hidden", "ones")
         app.main.query_one(KernelBrowser).tree.focus()
-        await pilot.press("r")
-        await settle(pilot)
+        await press_settled(pilot, "r")
         assert "PASS" in verdict(app) and "grad_gate" in verdict(app)
         run = app.main.current_run()
         assert run is not None and run.ok
@@ -113,19 +111,13 @@ async def test_loop_dims_recipe_run_and_every_tab() -> None:
 async def test_bench_gradcheck_and_limit_refusal() -> None:
     app = WorkbenchApp(snapshot=True, watch=False)
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
-        await open_kernel(pilot, SWIGLU)
-        await type_into(pilot, "#dim-seq", "4")
-        await type_into(pilot, "#dim-d_ff", "300")
-        app.main.query_one(KernelBrowser).tree.focus()
-        await pilot.press("b")
-        await settle(pilot)
+        await open_at(pilot, SWIGLU, seq="4", d_ff="300")
+        await press_settled(pilot, "b")
         run = app.main.current_run()
         assert run is not None and run.timing is not None and run.timing.reps == 20
         assert app.main.query_one(TabbedContent).active == "tab-timing"
         assert "median #.### ms" in _text(app, "#time-figures")  # masked in snapshot mode
-        await pilot.press("g")
-        await settle(pilot)
+        await press_settled(pilot, "g")
         assert app.main.query_one(TabbedContent).active == "tab-gradients"
         report = app.main.states[SWIGLU].report
         assert report is not None and report.results and all(r.ok for r in report.results)
@@ -142,15 +134,10 @@ async def test_bench_gradcheck_and_limit_refusal() -> None:
 async def test_special_values_reach_kernel_and_reference() -> None:
     app = WorkbenchApp(snapshot=True, watch=False)
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
-        await open_kernel(pilot, SWIGLU)
-        await type_into(pilot, "#dim-seq", "2")
-        await type_into(pilot, "#dim-d_ff", "64")
+        await open_at(pilot, SWIGLU, seq="2", d_ff="64")
         app.main.query_one("#special").toggle()
         await settle(pilot)
-        app.main.query_one(KernelBrowser).tree.focus()
-        await pilot.press("r")
-        await settle(pilot)
+        await press_settled(pilot, "r")
         run = app.main.current_run()
         assert run is not None
         assert np.isnan(run.inputs["gate"]).any() and np.isinf(run.inputs["gate"]).any()
@@ -166,13 +153,8 @@ async def test_adapter_switch_reruns_and_marks_missing_features() -> None:
         pytest.skip("one adapter only")
     app = WorkbenchApp(watch=False)
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
-        await open_kernel(pilot, SWIGLU)
-        await type_into(pilot, "#dim-seq", "2")
-        await type_into(pilot, "#dim-d_ff", "100")
-        app.main.query_one(KernelBrowser).tree.focus()
-        await pilot.press("r")
-        await settle(pilot)
+        await open_at(pilot, SWIGLU, seq="2", d_ff="100")
+        await press_settled(pilot, "r")
         before = app.session.adapter
         await pilot.press("a")
         await pilot.pause()
@@ -183,8 +165,7 @@ async def test_adapter_switch_reruns_and_marks_missing_features() -> None:
             if app.screen.query_one("#adapter-list").highlighted == adapters.index(other):
                 break
             await pilot.press("down")
-        await pilot.press("enter")
-        await settle(pilot)
+        await press_settled(pilot, "enter")
         assert app.session.adapter.index == other.index
         assert other.label in _text(app, "#topbar")
         run = app.main.current_run()
@@ -201,13 +182,8 @@ async def test_live_reload_compile_error_then_fix(corpus_copy: Path) -> None:
     good = path.read_text()
     app = WorkbenchApp(corpus=corpus_copy, snapshot=True, watch=False)
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
-        await open_kernel(pilot, SWIGLU)
-        await type_into(pilot, "#dim-seq", "4")
-        await type_into(pilot, "#dim-d_ff", "100")
-        app.main.query_one(KernelBrowser).tree.focus()
-        await pilot.press("r")
-        await settle(pilot)
+        await open_at(pilot, SWIGLU, seq="4", d_ff="100")
+        await press_settled(pilot, "r")
         assert "PASS" in verdict(app)
         # An f32 + u32 mismatch: reflection passes, the compiler rejects it.
         bad = good.replace("let du = g * (gt * s);", "let du = g * (gt * s) + 1u;")
@@ -233,13 +209,8 @@ async def test_live_reload_compile_error_then_fix(corpus_copy: Path) -> None:
 async def test_save_fixture_asks_before_overwriting(corpus_copy: Path) -> None:
     app = WorkbenchApp(corpus=corpus_copy, snapshot=True, watch=False)
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
-        await open_kernel(pilot, SWIGLU)
-        await type_into(pilot, "#dim-seq", "2")
-        await type_into(pilot, "#dim-d_ff", "50")
-        app.main.query_one(KernelBrowser).tree.focus()
-        await pilot.press("r")
-        await settle(pilot)
+        await open_at(pilot, SWIGLU, seq="2", d_ff="50")
+        await press_settled(pilot, "r")
         for attempt in range(2):
             await pilot.press("f")
             await pilot.pause()
@@ -269,8 +240,7 @@ async def test_save_fixture_asks_before_overwriting(corpus_copy: Path) -> None:
             if app.screen.results:
                 break
         assert [r.status for r in app.screen.results.values()] == ["pass"]
-        await pilot.press("enter")
-        await settle(pilot)
+        await press_settled(pilot, "enter")
         assert not isinstance(app.screen, FixturesScreen)
         assert app.main.current == SWIGLU
         assert app.main.current_run() is not None and "PASS" in verdict(app)
@@ -281,17 +251,12 @@ async def test_save_fixture_asks_before_overwriting(corpus_copy: Path) -> None:
 async def test_palette_help_and_cancel() -> None:
     app = WorkbenchApp(snapshot=True, watch=False)
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
-        await open_kernel(pilot, SWIGLU)
-        await type_into(pilot, "#dim-seq", "4")
-        await type_into(pilot, "#dim-d_ff", "64")
-        app.main.query_one(KernelBrowser).tree.focus()
+        await open_at(pilot, SWIGLU, seq="4", d_ff="64")
         await pilot.press("ctrl+p")
         await pilot.pause()
         await pilot.press(*"bench kernel")
         await pilot.pause(0.5)
-        await pilot.press("enter")
-        await settle(pilot)
+        await press_settled(pilot, "enter")
         run = app.main.current_run()
         assert run is not None and run.timing is not None and run.timing.reps == 20
         await pilot.press("question_mark")
@@ -306,11 +271,8 @@ async def test_palette_help_and_cancel() -> None:
 async def test_keys_answer_and_escape_cancels_while_running() -> None:
     app = WorkbenchApp(snapshot=True, watch=False)
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
         # attention_backward at seq 128 is one dispatch of several seconds on lavapipe.
-        await open_kernel(pilot, "10_backward_attention.wgsl:attention_backward")
-        await type_into(pilot, "#dim-seq", "128")
-        app.main.query_one(KernelBrowser).tree.focus()
+        await open_at(pilot, "10_backward_attention.wgsl:attention_backward", seq="128")
         tabs = app.main.query_one(TabbedContent)
         await send_key(pilot, "r", lambda: app.main.busy == "run")
         await send_key(pilot, "6", lambda: tabs.active == "tab-bindings")
@@ -341,8 +303,7 @@ async def test_ad_hoc_kernel_runs_without_reference(tmp_path: Path) -> None:
         await type_into(pilot, "#dim-n", "100")
         await type_into(pilot, "#recipe-x", "arange")
         app.main.query_one(KernelBrowser).tree.focus()
-        await pilot.press("r")
-        await settle(pilot)
+        await press_settled(pilot, "r")
         assert "ad hoc" in verdict(app)
         run = app.main.current_run()
         assert run is not None and run.ok is None
@@ -357,12 +318,10 @@ async def test_ad_hoc_kernel_runs_without_reference(tmp_path: Path) -> None:
         await pilot.press("enter")
         assert "is not a file" in str(app.screen.query_one("#npy-problem").render())
         app.screen.query_one("#npy-path").value = str(tmp_path / "x.npy")
-        await pilot.press("enter")
-        await settle(pilot)
+        await press_settled(pilot, "enter")
         assert app.main.query_one("#recipe-x").value == f"npy:{tmp_path / 'x.npy'}"
         app.main.query_one(KernelBrowser).tree.focus()
-        await pilot.press("r")
-        await settle(pilot)
+        await press_settled(pilot, "r")
         np.testing.assert_array_equal(app.main.current_run().outputs["y"], 2.0 * values)
 
 

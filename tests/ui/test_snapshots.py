@@ -13,9 +13,8 @@ import pytest
 from textual.pilot import Pilot
 
 from workbench.app import WorkbenchApp
-from workbench.widgets.browser import KernelBrowser
 
-from .conftest import SIZE, SWIGLU, open_kernel, settle, type_into
+from .conftest import SIZE, SWIGLU, open_at, press_settled, settle
 
 
 def _app() -> WorkbenchApp:
@@ -26,14 +25,8 @@ def _swiglu(keys: tuple[str, ...]) -> Callable[[Pilot], Awaitable[None]]:
     """Open ffn_swiglu_backward at 4×64, run it, then press `keys`, each waited for."""
 
     async def before(pilot: Pilot) -> None:
-        await settle(pilot)
-        await open_kernel(pilot, SWIGLU)
-        await type_into(pilot, "#dim-seq", "4")
-        await type_into(pilot, "#dim-d_ff", "64")
-        pilot.app.main.query_one(KernelBrowser).tree.focus()
-        for key in ("r", *keys):
-            await pilot.press(key)
-            await settle(pilot)
+        await open_at(pilot, SWIGLU, seq="4", d_ff="64")
+        await press_settled(pilot, "r", *keys)
 
     return before
 

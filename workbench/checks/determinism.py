@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from workbench.checks.compare import name_index
-from workbench.checks.result import CheckResult, fmt_err, fmt_val
+from workbench.checks.result import CheckResult, callbacks, fmt_err, fmt_val
 from workbench.checks.sizing import REPEATS, dims_text, sized
 from workbench.session import Case, Run, Session
 from workbench.specs.base import Dims
@@ -51,8 +51,7 @@ def determinism_results(
     cancelled: Callable[[], bool] | None = None,
 ) -> list[CheckResult]:
     """One result per output. `first` (a run of `case` already made) counts as run 1."""
-    say = say or (lambda _m, _f: None)
-    stop = cancelled or (lambda: False)
+    say, stop = callbacks(say, cancelled)
     dcase, note = sized(session, case, REPEATS, None, full)
     runs = [first] if first is not None and dcase is case else []
     while len(runs) < max(2, repeats) and not stop():

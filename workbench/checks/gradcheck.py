@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 
 from workbench.checks.compare import default_tolerance, name_index
-from workbench.checks.result import CheckResult, fmt_err, fmt_val, skipped
+from workbench.checks.result import CheckResult, Say, callbacks, fmt_err, fmt_val, skipped
 from workbench.checks.sizing import SCENARIOS, dims_text, sized
 from workbench.errors import UserError
 from workbench.session import Case, Session, shipped_corpus
@@ -51,8 +51,6 @@ GPU_SAMPLES = 8
 ROUNDING64 = 2.0**-48
 COLUMNS = ("where", "analytic", "numeric", "|Δ|", "allowed", "verdict")
 ROWS_SHOWN = 10
-
-Say = Callable[[str, float], None]
 
 
 @dataclass(frozen=True)
@@ -136,8 +134,7 @@ def grad_results(
     cancelled: Callable[[], bool] | None = None,
 ) -> list[CheckResult]:
     """One result per gradient output and numeric source (float64 reference, GPU forward)."""
-    say = say or (lambda _m, _f: None)
-    stop = cancelled or (lambda: False)
+    say, stop = callbacks(say, cancelled)
     link = grad_link(case.name)
     if case.spec is None or link is None:
         return [skipped("grad", case.name, "not a backward kernel with a gradient link")]

@@ -2,11 +2,13 @@
 
 A result carries a one-line summary with units, every figure in `details` (JSON-able), and a
 table (`columns`, `rows` of display strings) so a UI can show any result without knowing its kind.
+Also the strict-JSON cleaning every JSON output goes through, and the callbacks checks default to.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -14,6 +16,9 @@ import numpy as np
 
 CHECK_KINDS = ("compare", "grad", "special", "determinism", "adapters")
 DEFAULT_WHAT = ("compare", "grad", "special", "determinism")
+
+# A progress callback: a message and the fraction done.
+Say = Callable[[str, float], None]
 
 
 @dataclass(frozen=True)
@@ -85,6 +90,21 @@ class CheckReport:
             "notes": list(self.notes),
             "results": [r.to_json() for r in self.results],
         }
+
+
+def callbacks(
+    say: Say | None, cancelled: Callable[[], bool] | None
+) -> tuple[Say, Callable[[], bool]]:
+    """The progress and cancel callbacks given, or ones that say nothing and never cancel."""
+    return say or _say_nothing, cancelled or _never
+
+
+def _say_nothing(_msg: str, _frac: float) -> None:
+    return None
+
+
+def _never() -> bool:
+    return False
 
 
 def jsonable(value: Any) -> Any:

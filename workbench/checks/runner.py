@@ -15,7 +15,7 @@ from workbench.checks.adapters import adapter_results
 from workbench.checks.comparing import compare_results
 from workbench.checks.determinism import DEFAULT_REPEATS, determinism_results
 from workbench.checks.gradcheck import grad_results
-from workbench.checks.result import CHECK_KINDS, DEFAULT_WHAT, CheckReport, skipped
+from workbench.checks.result import CHECK_KINDS, DEFAULT_WHAT, CheckReport, callbacks, skipped
 from workbench.checks.special import Injection, special_results
 from workbench.errors import UserError
 from workbench.session import Case, Session
@@ -60,8 +60,7 @@ def check_case(
     if repeats < 2:
         raise UserError(f"determinism needs at least 2 runs, got {repeats}")
     t0 = time.perf_counter()
-    stop = cancelled or (lambda: False)
-    tell = progress or (lambda _m, _f: None)
+    tell, stop = callbacks(progress, cancelled)
     report = CheckReport(case.name, case.kernel.file, session.adapter.label, dict(case.dims))
     missing = session.gpu.missing_features(case.kernel.features)
     if missing:

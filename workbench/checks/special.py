@@ -50,7 +50,7 @@ from typing import Any
 import numpy as np
 
 from workbench.checks.compare import compare, default_tolerance
-from workbench.checks.result import CheckResult, fmt_err, skipped
+from workbench.checks.result import CheckResult, callbacks, fmt_err, skipped
 from workbench.checks.sizing import SCENARIOS, dims_text, sized
 from workbench.errors import UserError
 from workbench.session import Case, Session
@@ -219,8 +219,7 @@ def special_results(
     cancelled: Callable[[], bool] | None = None,
 ) -> list[CheckResult]:
     """One result per injection scenario."""
-    say = say or (lambda _m, _f: None)
-    stop = cancelled or (lambda: False)
+    say, stop = callbacks(say, cancelled)
     if case.spec is None:
         return [
             skipped(

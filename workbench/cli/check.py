@@ -19,9 +19,8 @@ from workbench.checks.result import CheckResult
 from workbench.checks.runner import parse_what
 from workbench.checks.sizing import small_dims
 from workbench.checks.special import parse_injection
-from workbench.cli.common import add_corpus_adapter, open_session, parse_pairs, print_json
+from workbench.cli.common import add_case_options, open_session, parse_pairs, print_json
 from workbench.errors import MissingFeatureError, UserError, WorkbenchError
-from workbench.recipes import RECIPES
 from workbench.session import Case, Session
 
 ROWS_SHOWN = 5
@@ -36,32 +35,9 @@ def register(sub: argparse._SubParsersAction) -> None:
         "check",
         help="check kernels: compare, gradients, special values, determinism, across adapters",
     )
-    p.add_argument(
-        "kernel", nargs="?", metavar="KERNEL", help="kernel name (FILE:NAME when ambiguous)"
-    )
     p.add_argument("--all", action="store_true", help="check every kernel of the corpus")
     p.add_argument("--quick", action="store_true", help="small dims for every kernel (CI-sized)")
-    add_corpus_adapter(p)
-    p.add_argument("--dim", action="append", default=[], metavar="NAME=V", help="set a dimension")
-    p.add_argument(
-        "--size",
-        action="append",
-        default=[],
-        metavar="BINDING=N",
-        help="elements of a binding (ad hoc)",
-    )
-    p.add_argument(
-        "--set", action="append", default=[], metavar="UNIFORM.FIELD=V", help="set a uniform value"
-    )
-    p.add_argument(
-        "--input",
-        action="append",
-        default=[],
-        metavar="BINDING=RECIPE",
-        help="fill a binding: " + ", ".join(RECIPES),
-    )
-    p.add_argument("--seed", type=int, default=0, help="seed for generated inputs (default 0)")
-    p.add_argument("--adhoc", action="store_true", help="ignore the spec and run the kernel ad hoc")
+    add_case_options(p, kernel_optional=True)
     p.add_argument(
         "--what",
         default=",".join(DEFAULT_WHAT),
@@ -100,7 +76,6 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "-v", "--verbose", action="store_true", help="list every result, not only failures"
     )
-    p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(handler=cmd_check)
 
 

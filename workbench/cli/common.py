@@ -8,6 +8,7 @@ import math
 import sys
 from typing import Any
 
+from workbench.checks.result import jsonable
 from workbench.errors import UserError
 from workbench.recipes import RECIPES
 from workbench.session import Case, Session
@@ -22,9 +23,17 @@ def add_corpus_adapter(p: argparse.ArgumentParser) -> None:
     )
 
 
-def add_case_options(p: argparse.ArgumentParser) -> None:
-    """The options that describe a case: the same for run, check and record."""
-    p.add_argument("kernel", metavar="KERNEL", help="kernel name (FILE:NAME when ambiguous)")
+def add_case_options(p: argparse.ArgumentParser, kernel_optional: bool = False) -> None:
+    """The options that describe a case: the same for run, check and record.
+
+    `kernel_optional` makes KERNEL optional, for a command that may name none (check --all).
+    """
+    p.add_argument(
+        "kernel",
+        nargs="?" if kernel_optional else None,
+        metavar="KERNEL",
+        help="kernel name (FILE:NAME when ambiguous)",
+    )
     add_corpus_adapter(p)
     p.add_argument("--dim", action="append", default=[], metavar="NAME=V", help="set a dimension")
     p.add_argument(
@@ -101,18 +110,4 @@ def build_case(session: Session, args: argparse.Namespace) -> Case:
 
 def print_json(obj: Any) -> None:
     """Strict JSON: NaN and infinities become the strings "nan", "inf", "-inf"."""
-    print(json.dumps(clean_json(obj), indent=2, allow_nan=False))
-
-
-def clean_json(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {str(k): clean_json(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [clean_json(v) for v in value]
-    if hasattr(value, "item") and not isinstance(value, (str, bytes)):
-        value = value.item()
-    if isinstance(value, float) and not math.isfinite(value):
-        return "nan" if math.isnan(value) else ("inf" if value > 0 else "-inf")
-    if value is None or isinstance(value, (str, int, float, bool)):
-        return value
-    return str(value)
+    print(json.dumps(jsonable(obj), indent=2, allow_nan=False))

@@ -10,6 +10,7 @@ the host past 65,535). The dims and the grid are shared with the backward kernel
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import numpy as np
 
@@ -56,14 +57,24 @@ SWIGLU_TOL = Tol(
 )
 
 
+def n_elements(dims: Dims) -> int:
+    """n = seq * d_ff, the length of the flat run."""
+    return dims["seq"] * dims["d_ff"]
+
+
 def grid(dims: Dims) -> tuple[int, int, int]:
     """ceil(n / 256) workgroups of 256 threads, one thread per element."""
-    return (math.ceil(dims["seq"] * dims["d_ff"] / WG), 1, 1)
+    return (math.ceil(n_elements(dims) / WG), 1, 1)
 
 
 def n_uniform(dims: Dims) -> dict[str, object]:
     """The `n: u32` uniform: the element count."""
-    return {"n": dims["seq"] * dims["d_ff"]}
+    return {"n": n_elements(dims)}
+
+
+def per_element_cost(nbytes: int, flops: int) -> Callable[[Dims], Cost]:
+    """The cost of a kernel that moves `nbytes` and does `flops` for each of the n elements."""
+    return lambda dims: Cost(bytes=nbytes * n_elements(dims), flops=flops * n_elements(dims))
 
 
 def flat(dims: Dims, *names: str) -> dict[str, Buffer]:
@@ -80,10 +91,6 @@ def randn(dims: Dims, seed: int, *names: str) -> dict[str, np.ndarray]:
     return {name: rng.standard_normal(shape, dtype=np.float32) for name in names}
 
 
-def _n(dims: Dims) -> int:
-    return dims["seq"] * dims["d_ff"]
-
-
 SPECS = [
     KernelSpec(
         name="gelu_inplace",
@@ -96,7 +103,7 @@ SPECS = [
         outputs=("x",),
         reference=lambda dims, arrays: {"x": ref.gelu_inplace_ref(arrays["x"])},
         tolerances={"x": GELU_TOL},
-        cost=lambda dims: Cost(bytes=8 * _n(dims), flops=GELU_FLOPS * _n(dims)),
+        cost=per_element_cost(8, GELU_FLOPS),
         special={
             "x": "NaN stays NaN; +Inf stays +Inf; x <= -100 and -Inf give 0 (the limit); "
             "x >= 100 gives x (tanh saturated; the kernel's clamp of the polynomial to +-100 "
@@ -119,7 +126,7 @@ SPECS = [
             "hidden": ref.swiglu_combine_ref(arrays["gate"], arrays["up"])
         },
         tolerances={"hidden": SWIGLU_TOL},
-        cost=lambda dims: Cost(bytes=12 * _n(dims), flops=SWIGLU_FLOPS * _n(dims)),
+        cost=per_element_cost(12, SWIGLU_FLOPS),
         zeroed=("hidden",),
         special={
             "hidden": "IEEE propagation of silu(gate) * up: NaN in either gives NaN; silu(+Inf) "

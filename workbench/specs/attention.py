@@ -67,20 +67,22 @@ def _scale(dims: Dims) -> float:
     return 1.0 / math.sqrt(dims["head_dim"])
 
 
-def _q_axes(dims: Dims) -> tuple[tuple[str, int], ...]:
-    return (("seq", dims["seq"]), ("head", dims["n_heads"]), ("d", dims["head_dim"]))
-
-
-def _kv_axes(dims: Dims) -> tuple[tuple[str, int], ...]:
-    return (("seq", dims["seq"]), ("kv_head", dims["n_kv_heads"]), ("d", dims["head_dim"]))
-
-
-def _lse_axes(dims: Dims) -> tuple[tuple[str, int], ...]:
-    return (("seq", dims["seq"]), ("head", dims["n_heads"]))
-
-
-def _scratch_axes(dims: Dims) -> tuple[tuple[str, int], ...]:
-    return (("s", dims["seq"]), ("head", dims["n_heads"]), ("j", dims["seq"]))
+def _buffers(name: str, dims: Dims, tensors: tuple[str, ...]) -> dict[str, Buffer]:
+    """The bindings `tensors` of kernel `name`, in that order: each tensor has one shape whatever
+    kernel binds it (Q-shaped: Q, O, dO, dQ; K-shaped: K, V, dK, dV; the scratches [s, head, j])."""
+    _check(name, dims)
+    seq, heads, head_dim = dims["seq"], dims["n_heads"], dims["head_dim"]
+    q = Buffer((("seq", seq), ("head", heads), ("d", head_dim)))
+    kv = Buffer((("seq", seq), ("kv_head", dims["n_kv_heads"]), ("d", head_dim)))
+    scratch = Buffer((("s", seq), ("head", heads), ("j", seq)))
+    shapes = {
+        **dict.fromkeys(("Q", "O", "dO", "dQ"), q),
+        **dict.fromkeys(("K", "V", "dK", "dV"), kv),
+        **dict.fromkeys(("P_scratch", "dS_scratch"), scratch),
+        "LSE": Buffer((("seq", seq), ("head", heads))),
+        "seg": Buffer((("seq", seq),), "uint32"),
+    }
+    return {t: shapes[t] for t in tensors}
 
 
 def _seg(dims: Dims) -> np.ndarray:
@@ -107,6 +109,20 @@ def _visible_pairs(dims: Dims) -> int:
     return int((np.arange(dims["seq"]) - seg + 1).sum())
 
 
+def _sizes(dims: Dims) -> tuple[int, int, int, int]:
+    """What the cost figures count: elements of a Q-shaped and of a K-shaped tensor, rows
+    (seq x n_heads), and visible pairs over all heads."""
+    q = dims["seq"] * dims["n_heads"] * dims["head_dim"]
+    kv = dims["seq"] * dims["n_kv_heads"] * dims["head_dim"]
+    rows = dims["seq"] * dims["n_heads"]
+    return q, kv, rows, _visible_pairs(dims) * dims["n_heads"]
+
+
+def _query_grid(dims: Dims) -> tuple[int, int, int]:
+    """One workgroup per query position and query head."""
+    return (dims["seq"], dims["n_heads"], 1)
+
+
 def _uniforms(dims: Dims) -> dict[str, object]:
     return {
         "dims": [dims["seq"], dims["n_heads"], dims["n_kv_heads"], dims["head_dim"]],
@@ -118,15 +134,7 @@ def _uniforms(dims: Dims) -> dict[str, object]:
 
 
 def _fwd_buffers(dims: Dims) -> dict[str, Buffer]:
-    _check("attention_forward", dims)
-    return {
-        "Q": Buffer(_q_axes(dims)),
-        "K": Buffer(_kv_axes(dims)),
-        "V": Buffer(_kv_axes(dims)),
-        "O": Buffer(_q_axes(dims)),
-        "LSE": Buffer(_lse_axes(dims)),
-        "seg": Buffer((("seq", dims["seq"]),), "uint32"),
-    }
+    return _buffers("attention_forward", dims, ("Q", "K", "V", "O", "LSE", "seg"))
 
 
 def _fwd_inputs(dims: Dims, seed: int) -> dict[str, np.ndarray]:
@@ -141,10 +149,7 @@ def _fwd_reference(dims: Dims, inputs: dict[str, np.ndarray]) -> dict[str, np.nd
 
 
 def _fwd_cost(dims: Dims) -> Cost:
-    q = dims["seq"] * dims["n_heads"] * dims["head_dim"]
-    kv = dims["seq"] * dims["n_kv_heads"] * dims["head_dim"]
-    rows = dims["seq"] * dims["n_heads"]
-    pairs = _visible_pairs(dims) * dims["n_heads"]
+    q, kv, rows, pairs = _sizes(dims)
     # Q.K and P.V dot products, plus scale, max, exp and sum per score.
     return Cost(
         bytes=4 * (2 * q + 2 * kv + rows + dims["seq"]),
@@ -156,30 +161,22 @@ def _fwd_cost(dims: Dims) -> Cost:
 
 
 def _bwd_buffers(dims: Dims) -> dict[str, Buffer]:
-    _check("attention_backward", dims)
-    return {
-        "Q": Buffer(_q_axes(dims)),
-        "K": Buffer(_kv_axes(dims)),
-        "V": Buffer(_kv_axes(dims)),
-        "dO": Buffer(_q_axes(dims)),
-        "LSE": Buffer(_lse_axes(dims)),
-        "dQ": Buffer(_q_axes(dims)),
-        "dK": Buffer(_kv_axes(dims)),
-        "dV": Buffer(_kv_axes(dims)),
-        "seg": Buffer((("seq", dims["seq"]),), "uint32"),
-    }
+    tensors = ("Q", "K", "V", "dO", "LSE", "dQ", "dK", "dV", "seg")
+    return _buffers("attention_backward", dims, tensors)
 
 
-def _saved_forward(dims: Dims, drawn: dict[str, np.ndarray], seg: np.ndarray) -> dict:
-    return ref.attention_forward(drawn["Q"], drawn["K"], drawn["V"], seg, _scale(dims))
+def _saved_inputs(name: str, dims: Dims, seed: int) -> dict[str, np.ndarray]:
+    """Q, K, V, dO drawn, seg, and the LSE the forward saves for them (rounded to f32)."""
+    _check(name, dims)
+    drawn = _draw(dims, seed)
+    seg = _seg(dims)
+    saved = ref.attention_forward(drawn["Q"], drawn["K"], drawn["V"], seg, _scale(dims))
+    lse = saved["LSE"].astype(np.float32)
+    return {**drawn, "LSE": lse, "seg": seg}
 
 
 def _bwd_inputs(dims: Dims, seed: int) -> dict[str, np.ndarray]:
-    _check("attention_backward", dims)
-    drawn = _draw(dims, seed)
-    seg = _seg(dims)
-    lse = _saved_forward(dims, drawn, seg)["LSE"].astype(np.float32)
-    return {**drawn, "LSE": lse, "seg": seg}
+    return _saved_inputs("attention_backward", dims, seed)
 
 
 def _bwd_grads(dims: Dims, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
@@ -200,10 +197,7 @@ def _bwd_reference(dims: Dims, inputs: dict[str, np.ndarray]) -> dict[str, np.nd
 
 
 def _bwd_cost(dims: Dims) -> Cost:
-    q = dims["seq"] * dims["n_heads"] * dims["head_dim"]
-    kv = dims["seq"] * dims["n_kv_heads"] * dims["head_dim"]
-    rows = dims["seq"] * dims["n_heads"]
-    pairs = _visible_pairs(dims) * dims["n_heads"]
+    q, kv, rows, pairs = _sizes(dims)
     # Pass A: Q.K and dO.V; pass B: both again, then dS.K (dQ), dS.Q (dK) and P.dO (dV).
     return Cost(
         bytes=4 * (2 * q + 2 * kv + rows + dims["seq"] + 2 * q + 4 * kv),
@@ -215,26 +209,12 @@ def _bwd_cost(dims: Dims) -> Cost:
 
 
 def _short_buffers(dims: Dims) -> dict[str, Buffer]:
-    _check("attention_backward_short", dims)
-    return {
-        "Q": Buffer(_q_axes(dims)),
-        "K": Buffer(_kv_axes(dims)),
-        "V": Buffer(_kv_axes(dims)),
-        "dO": Buffer(_q_axes(dims)),
-        "LSE": Buffer(_lse_axes(dims)),
-        "dQ": Buffer(_q_axes(dims)),
-        "P_scratch": Buffer(_scratch_axes(dims)),
-        "dS_scratch": Buffer(_scratch_axes(dims)),
-        "seg": Buffer((("seq", dims["seq"]),), "uint32"),
-    }
+    tensors = ("Q", "K", "V", "dO", "LSE", "dQ", "P_scratch", "dS_scratch", "seg")
+    return _buffers("attention_backward_short", dims, tensors)
 
 
 def _short_inputs(dims: Dims, seed: int) -> dict[str, np.ndarray]:
-    _check("attention_backward_short", dims)
-    drawn = _draw(dims, seed)
-    seg = _seg(dims)
-    lse = _saved_forward(dims, drawn, seg)["LSE"].astype(np.float32)
-    return {**drawn, "LSE": lse, "seg": seg}
+    return _saved_inputs("attention_backward_short", dims, seed)
 
 
 def _short_reference(dims: Dims, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
@@ -243,11 +223,8 @@ def _short_reference(dims: Dims, inputs: dict[str, np.ndarray]) -> dict[str, np.
 
 
 def _short_cost(dims: Dims) -> Cost:
-    q = dims["seq"] * dims["n_heads"] * dims["head_dim"]
-    kv = dims["seq"] * dims["n_kv_heads"] * dims["head_dim"]
-    rows = dims["seq"] * dims["n_heads"]
+    q, kv, rows, pairs = _sizes(dims)
     scratch = rows * dims["seq"]
-    pairs = _visible_pairs(dims) * dims["n_heads"]
     # Q.K, dO.V and dS.K per visible pair; whole rows of P and dS are written.
     return Cost(
         bytes=4 * (2 * q + 2 * kv + rows + dims["seq"] + 2 * q + 2 * scratch),
@@ -259,26 +236,16 @@ def _short_cost(dims: Dims) -> Cost:
 
 
 def _dkdv_buffers(dims: Dims) -> dict[str, Buffer]:
-    _check("attention_backward_short_dKdV", dims)
-    return {
-        "Q": Buffer(_q_axes(dims)),
-        "dO": Buffer(_q_axes(dims)),
-        "P_scratch": Buffer(_scratch_axes(dims)),
-        "dS_scratch": Buffer(_scratch_axes(dims)),
-        "dK": Buffer(_kv_axes(dims)),
-        "dV": Buffer(_kv_axes(dims)),
-    }
+    tensors = ("Q", "dO", "P_scratch", "dS_scratch", "dK", "dV")
+    return _buffers("attention_backward_short_dKdV", dims, tensors)
 
 
 def _dkdv_inputs(dims: Dims, seed: int) -> dict[str, np.ndarray]:
-    _check("attention_backward_short_dKdV", dims)
-    drawn = _draw(dims, seed)
-    seg = _seg(dims)
-    lse = _saved_forward(dims, drawn, seg)["LSE"].astype(np.float32)
-    g = _bwd_grads(dims, {**drawn, "LSE": lse, "seg": seg})
+    saved = _saved_inputs("attention_backward_short_dKdV", dims, seed)
+    g = _bwd_grads(dims, saved)
     return {
-        "Q": drawn["Q"],
-        "dO": drawn["dO"],
+        "Q": saved["Q"],
+        "dO": saved["dO"],
         "P_scratch": g["P"].astype(np.float32),
         "dS_scratch": g["dS"].astype(np.float32),
     }
@@ -359,7 +326,7 @@ SPECS = [
         buffers=_fwd_buffers,
         inputs=_fwd_inputs,
         uniforms=_uniforms,
-        grid=lambda d: (d["seq"], d["n_heads"], 1),
+        grid=_query_grid,
         outputs=("O", "LSE"),
         zeroed=("O", "LSE"),
         reference=_fwd_reference,
@@ -384,7 +351,7 @@ SPECS = [
         buffers=_bwd_buffers,
         inputs=_bwd_inputs,
         uniforms=_uniforms,
-        grid=lambda d: (d["seq"], d["n_heads"], 1),
+        grid=_query_grid,
         outputs=("dQ", "dK", "dV"),
         zeroed=("dQ", "dK", "dV"),
         reference=_bwd_reference,
@@ -402,7 +369,7 @@ SPECS = [
         buffers=_short_buffers,
         inputs=_short_inputs,
         uniforms=_uniforms,
-        grid=lambda d: (d["seq"], d["n_heads"], 1),
+        grid=_query_grid,
         outputs=("dQ", "P_scratch", "dS_scratch"),
         zeroed=("dQ", "P_scratch", "dS_scratch"),
         reference=_short_reference,

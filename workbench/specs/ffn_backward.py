@@ -12,8 +12,8 @@ or its value is not finite in f32; elsewhere it is the float64 mathematics.
 
 from __future__ import annotations
 
-from workbench.specs.activation import DIMS, flat, grid, n_uniform, randn
-from workbench.specs.base import Cost, Dims, KernelSpec, Tol
+from workbench.specs.activation import DIMS, flat, grid, n_uniform, per_element_cost, randn
+from workbench.specs.base import Dims, KernelSpec, Tol
 from workbench.specs.refs import activation as ref
 
 FILE = "09_backward_ffn.wgsl"
@@ -50,10 +50,6 @@ SILU_BWD_TOL = Tol(
 GUARD = "nan_guard: 0 where the result is NaN, +-Inf or beyond f32"
 
 
-def _n(dims: Dims) -> int:
-    return dims["seq"] * dims["d_ff"]
-
-
 def _gelu_reference(dims: Dims, arrays) -> dict:
     return {"grad_pre": ref.ffn_gelu_backward_ref(arrays["grad_hidden"], arrays["pre_gelu"])}
 
@@ -77,7 +73,7 @@ SPECS = [
         outputs=("grad_pre",),
         reference=_gelu_reference,
         tolerances={"grad_pre": GELU_BWD_TOL},
-        cost=lambda dims: Cost(bytes=12 * _n(dims), flops=GELU_BWD_FLOPS * _n(dims)),
+        cost=per_element_cost(12, GELU_BWD_FLOPS),
         zeroed=("grad_pre",),
         special={
             "grad_pre": f"{GUARD}; also 0 where pre_gelu is NaN or +-Inf (explicitly: WGSL "
@@ -97,7 +93,7 @@ SPECS = [
         outputs=("grad_gate", "grad_up"),
         reference=_swiglu_reference,
         tolerances={"grad_gate": SILU_BWD_TOL, "grad_up": SILU_BWD_TOL},
-        cost=lambda dims: Cost(bytes=20 * _n(dims), flops=SWIGLU_BWD_FLOPS * _n(dims)),
+        cost=per_element_cost(20, SWIGLU_BWD_FLOPS),
         zeroed=("grad_gate", "grad_up"),
         special={
             "grad_gate": f"{GUARD}; also 0 where gate is NaN or +-Inf (the kernel does not take "

@@ -12,18 +12,17 @@ The module has no `SPECS`, so the spec registry passes over it; `grad_link(name)
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 
 from workbench.specs.base import Arrays, Dims, GradLink
+from workbench.specs.embedding import TABLE_STD
 from workbench.specs.refs import activation as act
 from workbench.specs.refs import attention as attn
 from workbench.specs.refs import conv1d, rope
 from workbench.specs.refs import embedding as emb
 from workbench.specs.rope import ROPE_BASE
-
-# The token table around N(0, 0.02), as the embedding spec initialises it (GPT-2, llm.c).
-TABLE_STD = 0.02
 
 
 def _primal_rng(seed: int) -> np.random.Generator:
@@ -66,23 +65,34 @@ EMBED_GRAD_DIMS = {"seq": 48, "d_model": 16, "vocab": 64}
 # ---- RoPE -------------------------------------------------------------------------------------
 
 
-def _rope_primals(binding: str, heads: str):
+# 24 positions from 7 on, 16-wide heads: eight frequencies, angles from 0.005 to 30 rad.
+ROPE_GRAD_DIMS = {"seq": 24, "head_dim": 16, "pos_offset": 7}
+
+
+def _rope_link(binding: str, heads: str, n_heads: int) -> GradLink:
+    """rope_q_backward (binding Q) or rope_k_backward (K), whose heads the dim `heads` counts: L =
+    <d<binding>, rope(<binding>)>, and the kernel turns the upstream gradient into dL/d<binding> in
+    place."""
+
     def primals(dims: Dims, seed: int) -> dict[str, np.ndarray]:
         shape = (dims["seq"], dims[heads], dims["head_dim"])
         return {binding: _primal_rng(seed).standard_normal(shape).astype(np.float32)}
 
-    return primals
-
-
-def _rope_forward(binding: str):
     def forward(dims: Dims, arrays: Arrays) -> dict[str, np.ndarray]:
         return {binding: rope.rope_forward(arrays[binding], dims["pos_offset"], ROPE_BASE)}
 
-    return forward
+    grad = f"d{binding}"
+    return GradLink(
+        forward_ref=forward,
+        upstream={binding: grad},
+        wrt={grad: binding},
+        primals=primals,
+        forward_kernel=f"rope_{binding.lower()}",
+        grad_dims={**ROPE_GRAD_DIMS, heads: n_heads},
+        doc=f"L = <{grad}, rope({binding})>: the kernel turns the upstream {grad} into "
+        f"dL/{grad} in place",
+    )
 
-
-# 24 positions from 7 on, 16-wide heads: eight frequencies, angles from 0.005 to 30 rad.
-ROPE_GRAD_DIMS = {"seq": 24, "head_dim": 16, "pos_offset": 7}
 
 # ---- attention --------------------------------------------------------------------------------
 
@@ -91,15 +101,19 @@ def _scale(dims: Dims) -> float:
     return 1.0 / math.sqrt(dims["head_dim"])
 
 
+def _forward(dims: Dims, arrays: Arrays) -> dict[str, np.ndarray]:
+    return attn.attention_forward(
+        arrays["Q"], arrays["K"], arrays["V"], arrays["seg"], _scale(dims)
+    )
+
+
 def _attention_forward(dims: Dims, arrays: Arrays) -> dict[str, np.ndarray]:
-    out = attn.attention_forward(arrays["Q"], arrays["K"], arrays["V"], arrays["seg"], _scale(dims))
-    return {"O": out["O"]}
+    return {"O": _forward(dims, arrays)["O"]}
 
 
 def _saved_lse(dims: Dims, arrays: Arrays) -> dict[str, np.ndarray]:
     """The LSE the forward would have saved for these Q, K, rounded to f32 as it is stored."""
-    out = attn.attention_forward(arrays["Q"], arrays["K"], arrays["V"], arrays["seg"], _scale(dims))
-    return {"LSE": out["LSE"].astype(np.float32)}
+    return {"LSE": _forward(dims, arrays)["LSE"].astype(np.float32)}
 
 
 def _kv_primals(dims: Dims, seed: int) -> dict[str, np.ndarray]:
@@ -124,6 +138,20 @@ def _saved_scratch(dims: Dims, arrays: Arrays) -> dict[str, np.ndarray]:
 
 # Two documents of 20 tokens, GQA groups of two heads, 16-wide heads.
 ATTENTION_GRAD_DIMS = {"seq": 40, "n_heads": 4, "n_kv_heads": 2, "head_dim": 16, "docs": 2}
+
+
+def _attention_link(wrt: dict[str, str], doc: str, **kw: Any) -> GradLink:
+    """A backward kernel of L = <dO, attention(Q, K, V)>; `kw` gives its primals and saved."""
+    return GradLink(
+        forward_ref=_attention_forward,
+        upstream={"O": "dO"},
+        wrt=wrt,
+        forward_kernel="attention_forward",
+        grad_dims=ATTENTION_GRAD_DIMS,
+        doc=doc,
+        **kw,
+    )
+
 
 # ---- causal conv1d ----------------------------------------------------------------------------
 
@@ -166,51 +194,23 @@ GRAD_LINKS: dict[str, GradLink] = {
         grad_dims=EMBED_GRAD_DIMS,
         doc="L = <grad_out, table[tokens]>",
     ),
-    "rope_q_backward": GradLink(
-        forward_ref=_rope_forward("Q"),
-        upstream={"Q": "dQ"},
-        wrt={"dQ": "Q"},
-        primals=_rope_primals("Q", "n_heads"),
-        forward_kernel="rope_q",
-        grad_dims={**ROPE_GRAD_DIMS, "n_heads": 3},
-        doc="L = <dQ, rope(Q)>: the kernel turns the upstream dQ into dL/dQ in place",
-    ),
-    "rope_k_backward": GradLink(
-        forward_ref=_rope_forward("K"),
-        upstream={"K": "dK"},
-        wrt={"dK": "K"},
-        primals=_rope_primals("K", "n_kv_heads"),
-        forward_kernel="rope_k",
-        grad_dims={**ROPE_GRAD_DIMS, "n_kv_heads": 2},
-        doc="L = <dK, rope(K)>: the kernel turns the upstream dK into dL/dK in place",
-    ),
-    "attention_backward": GradLink(
-        forward_ref=_attention_forward,
-        upstream={"O": "dO"},
-        wrt={"dQ": "Q", "dK": "K", "dV": "V"},
+    "rope_q_backward": _rope_link("Q", "n_heads", 3),
+    "rope_k_backward": _rope_link("K", "n_kv_heads", 2),
+    "attention_backward": _attention_link(
+        {"dQ": "Q", "dK": "K", "dV": "V"},
+        "L = <dO, attention(Q, K, V)>, LSE saved from the same Q, K",
         saved=_saved_lse,
-        forward_kernel="attention_forward",
-        grad_dims=ATTENTION_GRAD_DIMS,
-        doc="L = <dO, attention(Q, K, V)>, LSE saved from the same Q, K",
     ),
-    "attention_backward_short": GradLink(
-        forward_ref=_attention_forward,
-        upstream={"O": "dO"},
-        wrt={"dQ": "Q"},
+    "attention_backward_short": _attention_link(
+        {"dQ": "Q"},
+        "L = <dO, attention(Q, K, V)>; this kernel gives dQ (P and dS go to scratch)",
         saved=_saved_lse,
-        forward_kernel="attention_forward",
-        grad_dims=ATTENTION_GRAD_DIMS,
-        doc="L = <dO, attention(Q, K, V)>; this kernel gives dQ (P and dS go to scratch)",
     ),
-    "attention_backward_short_dKdV": GradLink(
-        forward_ref=_attention_forward,
-        upstream={"O": "dO"},
-        wrt={"dK": "K", "dV": "V"},
+    "attention_backward_short_dKdV": _attention_link(
+        {"dK": "K", "dV": "V"},
+        "L = <dO, attention(Q, K, V)>; P and dS scratch recomputed from Q, K, V, dO",
         primals=_kv_primals,
         saved=_saved_scratch,
-        forward_kernel="attention_forward",
-        grad_dims=ATTENTION_GRAD_DIMS,
-        doc="L = <dO, attention(Q, K, V)>; P and dS scratch recomputed from Q, K, V, dO",
     ),
     "causal_conv1d_bwd": GradLink(
         forward_ref=_conv_forward,
