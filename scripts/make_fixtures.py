@@ -208,7 +208,7 @@ PLANS: list[Plan] = [
         "rope_q",
         {"seq": 4, "n_heads": 12, "head_dim": 64, "pos_offset": 2044},
         "positions 2044..2047: large angles, where the f32 angle and sin/cos range reduction "
-        "lose digits (lavapipe is 2.6e-4 off here, against atol 1e-3)",
+        "lose digits (lavapipe is 2.6e-4 off here, against an atol of 2.9e-3 that grows with the position)",
     ),
     Plan(
         "rope_k_gqa",

@@ -277,3 +277,17 @@ def test_huge_inputs(session) -> None:
     grad_gate, grad_up = _swiglu_grads(session, x)
     np.testing.assert_allclose(grad_gate, [1, 0, 1, 0, 1, 0], rtol=1e-7, atol=1e-30)
     np.testing.assert_allclose(grad_up, np.float32([1e4, 0, 100, 0, 3e38, 0]), atol=1e-30)
+
+
+def test_swiglu_backward_grad_gate_does_not_overflow_when_the_result_is_finite(session):
+    # grad * up alone is past the f32 range; grad * up * silu'(gate) is not.
+    dims = {"seq": 1, "d_ff": 4}
+    gate = np.array([[0.0, 1.0, -1.0, 2.0]], np.float32)
+    up = np.full((1, 4), -3e38, np.float32)
+    grad = np.full((1, 4), 1.83, np.float32)
+    run = session.run(
+        "ffn_swiglu_backward", dims=dims, inputs={"gate": gate, "up": up, "grad_hidden": grad}
+    )
+    got = run.outputs["grad_gate"]
+    assert np.isfinite(got).all()
+    np.testing.assert_allclose(got, run.reference["grad_gate"], rtol=1e-5)

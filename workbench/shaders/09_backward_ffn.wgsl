@@ -77,7 +77,9 @@ fn ffn_swiglu_backward(@builtin(global_invocation_id) gid: vec3<u32>,
     let u = up[i];
     // One sigmoid serves both silu(gate) and silu'(gate).
     let s = sigmoid(gt);
-    let dg = g * u * silu_derivative_from(gt, s);
+    // silu' lies in [-0.1, 1.1], so scaling `up` by it first cannot overflow where the true
+    // gradient is finite; `g * u` first would (g = 1.83, u = -3e38 is finite, g * u is not).
+    let dg = g * (u * silu_derivative_from(gt, s));
     let du = g * (gt * s);
     // A non-finite gate is zeroed explicitly: at +-Inf the formulas meet Inf * 0, and the rule
     // should not depend on how a compiler treats that.
