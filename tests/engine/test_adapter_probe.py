@@ -52,11 +52,18 @@ def test_choosing_the_default_adapter_never_probes(probes, monkeypatch):
     assert probes == {}
 
 
+def _others_that_compute(index: int) -> list:
+    """Adapters other than `index` whose real probe passes (the H100 machine's GL 3.3 fails)."""
+    return [
+        a for a in list_adapters() if a.index != index and GpuContext(a).probe_compute() is None
+    ]
+
+
 def test_the_default_skips_an_adapter_a_probe_found_unable_to_compute(probes):
     adapters = list_adapters()
-    if len(adapters) < 2:
-        pytest.skip("one adapter: nothing else to choose")
     best = choose_adapter()
+    if not _others_that_compute(best.index):
+        pytest.skip("no second adapter that runs compute: nothing else to choose")
     probes[best.index] = SIMULATED
     other = choose_adapter()
     assert other.index != best.index
@@ -78,7 +85,7 @@ def test_adapters_marks_one_that_cannot_run_compute_in_json_and_text(probes, cap
     assert rows[bad.index]["problem"] == SIMULATED
     assert rows[bad.index]["subgroup_size"] is None
     assert sum(r["default"] for r in rows.values()) == 1
-    if len(adapters) > 1:
+    if _others_that_compute(bad.index):
         assert rows[bad.index]["default"] is False
     for a in adapters:
         if a.index != bad.index and "llvmpipe" in a.name:
@@ -88,7 +95,7 @@ def test_adapters_marks_one_that_cannot_run_compute_in_json_and_text(probes, cap
     lines = capsys.readouterr().out.splitlines()
     head = next(i for i, ln in enumerate(lines) if ln[2:].startswith(f"{bad.index}: "))
     assert lines[head + 1].strip() == f"! cannot run compute shaders: {SIMULATED}"
-    assert sum("cannot run compute shaders" in ln for ln in lines) == 1
+    assert sum(SIMULATED in ln for ln in lines) == 1
 
 
 def test_list_says_once_when_its_adapter_cannot_run_compute(probes, capsys):
