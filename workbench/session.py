@@ -20,9 +20,9 @@ from typing import Any
 import numpy as np
 
 from workbench.checks.compare import Comparison, compare
+from workbench.checks.result import jsonable
 from workbench.errors import (
     CompileError,
-    MissingFeatureError,
     SpecMismatchError,
     UserError,
     WorkbenchError,
@@ -155,7 +155,7 @@ class Run:
                 }
                 for p in case.bindings
             },
-            "uniforms": _jsonable(case.uniforms),
+            "uniforms": jsonable(case.uniforms),
             "outputs": {name: self.stats(name) for name in self.outputs},
             "compare": {k: c.to_json() for k, c in self.compare.items()},
             "ok": self.ok,
@@ -505,12 +505,7 @@ class Session:
         t0 = time.perf_counter()
         say = progress or (lambda _msg, _frac: None)
         k = case.kernel
-        missing = self.gpu.missing_features(k.features)
-        if missing:
-            raise MissingFeatureError(
-                f"{k.name} needs the {', '.join(missing)} feature, which {self.adapter.label} lacks; "
-                "choose another adapter with --adapter (`workbench adapters` lists each one's features)"
-            )
+        self.gpu.require_features(k.features, k.name)
         plans = []
         for p in case.bindings:
             if p.role == "uniform":
@@ -615,13 +610,3 @@ def _host_view(el: WType) -> tuple[str, tuple[int, ...]]:
             fields["offsets"].append(m.offset)
         return np.dtype(fields), ()  # type: ignore[return-value]
     return "uint32", ()
-
-
-def _jsonable(value: Any) -> Any:
-    if isinstance(value, Mapping):
-        return {k: _jsonable(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_jsonable(v) for v in value]
-    if isinstance(value, np.generic):
-        return value.item()
-    return value
