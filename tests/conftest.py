@@ -1,8 +1,11 @@
-"""Shared fixtures: one real-adapter session per test run (lavapipe on CI machines, never a mock)."""
+"""Shared fixtures: one real-adapter session per test run (lavapipe on CI machines, never a mock), and
+a guard that no test lets raw library output (wgpu-native's log, Mesa's complaints) reach a terminal."""
 
 from __future__ import annotations
 
 import os
+import re
+from collections.abc import Iterator
 
 import pytest
 
@@ -10,6 +13,35 @@ os.environ.setdefault("XDG_RUNTIME_DIR", "/tmp/workbench-xdg-tests")
 os.makedirs(os.environ["XDG_RUNTIME_DIR"], mode=0o700, exist_ok=True)
 
 from workbench.session import Session  # noqa: E402
+
+# What wgpu-native and Mesa print when their output is not kept from the terminal.
+RAW_LIBRARY_OUTPUT = re.compile(
+    r"indirect-validation|wgpu_core|wgpu_hal|wgpu-native|XDG_RUNTIME_DIR is invalid"
+    r"|not a conformant vulkan implementation"
+)
+
+
+def raw_library_lines(text: str) -> list[str]:
+    """The lines of `text` that are a library's own output rather than the tool's."""
+    return [ln for ln in text.splitlines() if RAW_LIBRARY_OUTPUT.search(ln)]
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo) -> Iterator[None]:
+    """Fail a passing test whose captured stdout/stderr (what it did not read itself) holds raw
+    library output."""
+    report = yield
+    if report.when == "call" and report.passed:
+        leaked = [
+            ln
+            for _, key, text in item._report_sections
+            if key in ("stdout", "stderr")
+            for ln in raw_library_lines(text)
+        ]
+        if leaked:
+            report.outcome = "failed"
+            report.longrepr = "raw library output reached the terminal:\n" + "\n".join(leaked)
+    return report
 
 
 @pytest.fixture(scope="session")

@@ -34,7 +34,7 @@ from workbench.recipes import make_input
 from workbench.specs.base import Buffer, Cost, KernelSpec
 from workbench.specs.registry import spec_for
 from workbench.wgsl.corpus import SHIPPED, Corpus, Kernel, load_corpus
-from workbench.wgsl.reflect import Binding
+from workbench.wgsl.reflect import Binding, subgroup_width_constants
 from workbench.wgsl.types import NUMPY_DTYPE, WType, round_up
 
 ADHOC_N = 1024
@@ -268,6 +268,19 @@ class Session:
             return f"error: {exc}"
         return "ok"
 
+    def warnings(self, kernel: Kernel) -> list[str]:
+        """What may make a kernel that compiles and runs give wrong results on this adapter."""
+        module = kernel.module
+        width = self.gpu.subgroup_size if module is not None and module.uses_subgroups else None
+        if module is None or width is None:
+            return []
+        return [
+            f"{name} = {value} but this adapter's subgroups are {width} wide: code that assumes "
+            f"{value} lanes computes wrong results here (read @builtin(subgroup_size) instead)"
+            for name, value in subgroup_width_constants(module).items()
+            if value != width
+        ]
+
     # -- planning (no GPU) -----------------------------------------------------------------------
     def case(
         self,
@@ -296,6 +309,7 @@ class Session:
             self._give_input(case, key, value)
         for key, value in (sets or {}).items():
             self._set_uniform(case, key, value)
+        case.notes += [f"warning: {w}" for w in self.warnings(k)]
         return case
 
     def _spec_case(

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import raw_library_lines
 from workbench.errors import GpuError
 from workbench.gpu.adapters import list_adapters
 from workbench.session import Session
@@ -67,6 +68,8 @@ def run_cli(*args: str, env: dict[str, str] | None = None) -> subprocess.Complet
         timeout=300,
     )
     assert "Traceback" not in proc.stderr, proc.stderr
+    leaked = raw_library_lines(proc.stdout + proc.stderr)
+    assert not leaked, f"raw library output: {leaked}"
     return proc
 
 

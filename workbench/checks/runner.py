@@ -107,6 +107,7 @@ def check_case(
         if note and r.kind not in kinds_by_note.setdefault(note, []):
             kinds_by_note[note].append(r.kind)
     report.notes += [f"{', '.join(ks)}: {note}" for note, ks in kinds_by_note.items()]
+    report.notes += [n for n in case.notes if n.startswith("warning: ")]
     report.elapsed_s = time.perf_counter() - t0
     tell(f"{case.name}: done", 1.0)
     return report

@@ -108,6 +108,7 @@ def kernel_rows(session: Session) -> list[dict]:
                 "features": list(k.features),
                 "spec": spec is not None,
                 "status": status,
+                "warnings": session.warnings(k) if status == "ok" else [],
             }
         )
     return rows
@@ -146,6 +147,8 @@ def cmd_list(args: argparse.Namespace) -> int:
         )
         for line in rest:
             print(f"      {line}")
+        for warning in r["warnings"]:
+            print(f"      warning: {warning}")
     for f, why in session.corpus.problems.items():
         print(f"  skipped {f}: {why}")
     return 0

@@ -9,7 +9,9 @@ wgpu 0.32 (NOTES-wgpu.md).
 
 from __future__ import annotations
 
+import logging
 import os
+from collections import deque
 from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
@@ -69,10 +71,31 @@ def quiet_mesa() -> None:
     os.environ["XDG_RUNTIME_DIR"] = path
 
 
+# wgpu-native's own log lines (e.g. OpenGL's `indirect-validation error: ...` when an adapter cannot
+# run compute): kept here for the tool to word as its own one-line reasons, never printed raw.
+LIBRARY_LOG: deque[str] = deque(maxlen=64)
+
+
+class _KeepLibraryLog(logging.Handler):
+    def emit(self, record: logging.LogRecord) -> None:
+        LIBRARY_LOG.append(record.getMessage())
+
+
+def _keep_library_log() -> None:
+    """Route the `wgpu` logger into LIBRARY_LOG. Only after `import wgpu`: wgpu creates that logger
+    with its own class and asserts it did."""
+    log = logging.getLogger("wgpu")
+    if not any(isinstance(h, _KeepLibraryLog) for h in log.handlers):
+        log.addHandler(_KeepLibraryLog())
+        log.propagate = False
+
+
 @cache
 def _raw_adapters() -> tuple[Any, ...]:
     quiet_mesa()
     import wgpu
+
+    _keep_library_log()
 
     try:
         return tuple(wgpu.gpu.enumerate_adapters_sync())

@@ -7,7 +7,10 @@ by `// --- KERNEL: <name> ---` lines, the text before the first marker being tha
 a file without markers contributes one kernel per `@compute` entry point. A second marker with a
 name already used in the file becomes a kernel with a problem, so the first stays usable. A preamble
 file's own `@compute` entry points are kernels of that file, compiled with the preambles listed before
-it. Global directives written on lines of their own are hoisted, since WGSL wants them before every
+it. What a preamble file contributes to other files is its own preamble: the whole file when it has no
+markers, and only the text before its first marker when it is kernel-split, so its kernels' bindings
+and entry points (`dst`, `n`, ...) never land in, and clash with, the files it is injected into.
+Global directives written on lines of their own are hoisted, since WGSL wants them before every
 declaration and a file's text may follow a preamble: the host writes the `enable`s a module needs at
 the top (so `enable subgroups;`, rejected by naga, is never emitted), then each distinct
 `diagnostic(...);` and `requires ...;` line of the module, which the source map points back to its
@@ -196,11 +199,11 @@ def load_corpus(path: str | Path | None = None) -> Corpus:
             # (which it may build on); one read only as another file's preamble is not listed.
             if rel in listed and _entry_names(text, rel):
                 earlier = preamble_files[: preamble_files.index(rel)]
-                injected = [Piece(pre, 1, _ensure_newline(texts[pre])) for pre in earlier]
+                injected = [_preamble_piece(pre, texts[pre]) for pre in earlier]
                 corpus.kernels.extend(_split_file(rel, text, injected))
             continue
         injected = [
-            Piece(pre, 1, _ensure_newline(texts[pre]))
+            _preamble_piece(pre, texts[pre])
             for pre in preamble_files
             if pre != rel and any(_glob_match(rel, g) for g in globs)
         ]
@@ -285,15 +288,28 @@ def _hoisted_lines(text: str) -> list[tuple[int, str]]:
     ]
 
 
-def _split_file(rel: str, text: str, injected: list[Piece]) -> list[Kernel]:
-    text = _ensure_newline(text)
-    lines = text.splitlines(keepends=True)
+def _markers(lines: list[str]) -> list[tuple[int, str]]:
+    """(line index, kernel name) of each `// --- KERNEL: name ---` line not inside a block comment."""
     commented = _starts_in_block_comment(lines)
-    markers = [
+    return [
         (i, m.group(1))
         for i, ln in enumerate(lines)
         if not commented[i] and (m := _MARKER.match(ln))
     ]
+
+
+def _preamble_piece(rel: str, text: str) -> Piece:
+    """What a preamble file gives the files it is injected into: the text before its first marker
+    (all of it when it has none)."""
+    lines = _ensure_newline(text).splitlines(keepends=True)
+    markers = _markers(lines)
+    return Piece(rel, 1, "".join(lines[: markers[0][0]] if markers else lines))
+
+
+def _split_file(rel: str, text: str, injected: list[Piece]) -> list[Kernel]:
+    text = _ensure_newline(text)
+    lines = text.splitlines(keepends=True)
+    markers = _markers(lines)
     if not markers:
         return _plain_file_kernels(rel, text, injected)
     local = Piece(rel, 1, "".join(lines[: markers[0][0]]))

@@ -10,6 +10,7 @@ the functions it calls. Every failure is a `ReflectionError` naming the line.
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass, field
 from typing import ClassVar
 
@@ -163,6 +164,22 @@ class ModuleInfo:
         if self.uses_subgroups:
             need.append("subgroup")
         return tuple(need)
+
+
+_SUBGROUP_WIDTH_NAME = re.compile(r"(subgroup|simdgroup|sg|warp|wave|simd)_?(size|width|lanes|len)", re.I)
+
+
+def subgroup_width_constants(module: ModuleInfo) -> dict[str, int]:
+    """Module-scope integer constants named like a subgroup width (`SUBGROUP_SIZE`, `WARP_SIZE`,
+    `sg_width`, ...) in a module that uses subgroup builtins: code that hard-codes the width runs
+    wrongly on an adapter whose subgroups are another size."""
+    if not module.uses_subgroups:
+        return {}
+    return {
+        name: int(value)
+        for name, value in module.consts.items()
+        if _SUBGROUP_WIDTH_NAME.fullmatch(name) and float(value).is_integer()
+    }
 
 
 @dataclass

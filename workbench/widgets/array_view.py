@@ -123,8 +123,10 @@ class ArrayView(ScrollView, can_focus=True):
         sx, sy = self.scroll_offset
         rows, cols = self._data.shape
         body_w = max(width - self._label_w, 0)
-        first = sx // CELL
-        count = min(cols - first, body_w // CELL + 2)
+        # Whole cells only: a column that does not fit is left out (scroll to it), never cut, and
+        # rounding the offset up lets the last column come fully into view at the end of the scroll.
+        first = min(-(-sx // CELL), cols)
+        count = max(0, min(cols - first, body_w // CELL))
         head = base + Style(bold=True, color="bright_black")
         if y == 0:
             segs = [Segment(" " * self._label_w, head)]

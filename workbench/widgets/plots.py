@@ -152,7 +152,7 @@ def histogram(a: np.ndarray, width: int, height: int, bins: int = 24) -> Text:
 
     plot = _plotext(width, height - (stride > 1), draw)
     if stride > 1:
-        plot.append(f"\ncounts of every {stride}th value", style="dim")
+        plot.append(f"\ncounts of a sample: one value in {stride:,}", style="dim")
     return plot
 
 
