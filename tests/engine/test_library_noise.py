@@ -11,7 +11,7 @@ from .conftest import run_cli
 
 def test_library_log_lines_are_kept_not_printed(capsys):
     list_adapters()
-    message = "indirect-validation error: ComputePipeline(Internal(\"not supported\"))"
+    message = 'indirect-validation error: ComputePipeline(Internal("not supported"))'
     logging.getLogger("wgpu").error(message)
     captured = capsys.readouterr()
     assert message not in captured.err and message not in captured.out

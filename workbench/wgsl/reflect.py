@@ -166,7 +166,9 @@ class ModuleInfo:
         return tuple(need)
 
 
-_SUBGROUP_WIDTH_NAME = re.compile(r"(subgroup|simdgroup|sg|warp|wave|simd)_?(size|width|lanes|len)", re.I)
+_SUBGROUP_WIDTH_NAME = re.compile(
+    r"(subgroup|simdgroup|sg|warp|wave|simd)_?(size|width|lanes|len)", re.I
+)
 
 
 def subgroup_width_constants(module: ModuleInfo) -> dict[str, int]:
