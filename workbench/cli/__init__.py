@@ -1,13 +1,17 @@
 """The `workbench` command line. Each subcommand lives in its own module with a `register` function;
 `main` builds the parser, runs the command and turns every `WorkbenchError` into one clear line on
-stderr and its exit code (0 ok, 1 a check failed, 2 user error, 3 GPU/adapter failure)."""
+stderr and its exit code (0 ok, 1 a check failed, 2 user error, 3 GPU/adapter failure). With `--json`,
+the error is also one JSON object on stdout, `{"error": ..., "exit": N}`, so a script reading stdout
+always gets an object."""
 
 from __future__ import annotations
 
 import argparse
 import importlib
+import json
 import sys
 
+from workbench import __version__
 from workbench.errors import WorkbenchError
 
 # Subcommand modules, in the order `workbench --help` lists them.
@@ -25,6 +29,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="workbench",
         description="Run, check, time and replay WGSL compute kernels on a real GPU.",
     )
+    parser.add_argument("--version", action="version", version=f"workbench {__version__}")
     parser.set_defaults(handler=None)
     sub = parser.add_subparsers(title="commands", metavar="COMMAND")
     for name in COMMANDS:
@@ -38,7 +43,7 @@ def main(argv: list[str] | None = None) -> int:
     commands = set(parser._subparsers._group_actions[0].choices)
     # `workbench`, `workbench PATH` and `workbench --adapter SEL [PATH]` open the terminal UI;
     # only the top-level help flags stay with the top-level parser.
-    if not argv or (argv[0] not in commands and argv[0] not in ("-h", "--help")):
+    if not argv or (argv[0] not in commands and argv[0] not in ("-h", "--help", "--version")):
         argv = ["ui", *argv]
     args = parser.parse_args(argv)
     if args.handler is None:
@@ -48,6 +53,8 @@ def main(argv: list[str] | None = None) -> int:
         return int(args.handler(args) or 0)
     except WorkbenchError as exc:
         print(f"workbench: {exc}", file=sys.stderr)
+        if getattr(args, "json", False):
+            print(json.dumps({"error": str(exc), "exit": exc.exit_code}))
         return exc.exit_code
     except KeyboardInterrupt:
         print("workbench: interrupted", file=sys.stderr)
