@@ -21,6 +21,7 @@ COMMANDS = (
     "workbench.cli.run",
     "workbench.cli.check",
     "workbench.cli.fixtures",
+    "workbench.cli.inside",
 )
 
 

@@ -27,6 +27,7 @@ from functools import cached_property
 from pathlib import Path
 
 from workbench.errors import CorpusError, ReflectionError, UserError
+from workbench.wgsl.probes import stub_definitions
 from workbench.wgsl.reflect import EntryPoint, ModuleInfo, reflect
 from workbench.wgsl.scan import tokenize
 from workbench.wgsl.sourcemap import SourceMap
@@ -43,6 +44,7 @@ _HOISTED = re.compile(
     r"|requires[ \t]+[A-Za-z0-9_, \t]+)[ \t]*;[ \t\r]*(//.*)?$"
 )
 MAX_FILE_BYTES = 4 * 1024 * 1024
+HOST_LINES = "<workbench>"  # where lines the host appends to a module are said to come from
 
 
 @dataclass(frozen=True)
@@ -106,8 +108,11 @@ class Kernel:
         for file, line, text in self.directives:
             header.append(text + "\n")
             smap.add(file, line, 1, len(header))
-        self._map_pieces(smap, len(header) + 1)
-        return "".join(header) + self.text, smap
+        after = self._map_pieces(smap, len(header) + 1)
+        body = self.text + stub_definitions(self.text, self.file)
+        # Lines past the pieces are the host's (instrumentation, probe stubs): they map there.
+        smap.add(HOST_LINES, 1, len(header) + body.count("\n") + 1 - after, after)
+        return "".join(header) + body, smap
 
     def locate(self, line: int) -> tuple[str, int]:
         """(file, line) of a line of `self.text`, e.g. one that reflection names."""
@@ -115,12 +120,14 @@ class Kernel:
         self._map_pieces(smap, 1)
         return smap.locate(line)
 
-    def _map_pieces(self, smap: SourceMap, line: int) -> None:
-        """Map the pieces' lines, `self.text` starting at module line `line`."""
+    def _map_pieces(self, smap: SourceMap, line: int) -> int:
+        """Map the pieces' lines, `self.text` starting at module line `line`; returns the module
+        line after the last piece."""
         for piece in self.pieces:
             n = piece.text.count("\n") + (0 if piece.text.endswith("\n") else 1)
             smap.add(piece.file, piece.first_line, n, line)
             line += n
+        return line
 
 
 @dataclass
