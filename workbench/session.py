@@ -32,6 +32,7 @@ from workbench.gpu.device import BufferPlan, GpuContext, Timing
 from workbench.gpu.uniforms import default_value, pack_uniform, set_field
 from workbench.recipes import make_input
 from workbench.specs.base import Buffer, Cost, KernelSpec
+from workbench.specs.described import load_descriptions
 from workbench.specs.registry import spec_for
 from workbench.wgsl.corpus import SHIPPED, Corpus, Kernel, load_corpus
 from workbench.wgsl.reflect import Binding, subgroup_width_constants
@@ -216,6 +217,7 @@ class Session:
     def __init__(self, corpus: Corpus, gpu: GpuContext) -> None:
         self.corpus = corpus
         self.gpu = gpu
+        self._described: dict[str, KernelSpec] | None = None
 
     @classmethod
     def open(cls, adapter: str | int | None = None, corpus: str | Path | None = None) -> Session:
@@ -232,6 +234,14 @@ class Session:
     def reload(self) -> None:
         """Re-read the corpus from disk (live reload)."""
         self.corpus = load_corpus(self.corpus.root)
+        self._described = None
+
+    @property
+    def described(self) -> dict[str, KernelSpec]:
+        """The specs the corpus's workbench.toml describes (loaded, and checked, on first use)."""
+        if self._described is None:
+            self._described = load_descriptions(self.corpus)
+        return self._described
 
     def kernel(self, name: str) -> Kernel:
         return self.corpus.find(name)
@@ -240,6 +250,9 @@ class Session:
         """The matching spec, None for ad-hoc; a signature mismatch is an error, never guessed."""
         if adhoc:
             return None
+        described = self.described.get(kernel.name)
+        if described is not None and described.file == kernel.file:
+            return described
         spec = spec_for(kernel.name)
         if spec is None:
             return None
@@ -328,8 +341,10 @@ class Session:
         d = spec.resolve_dims(dims)
         buffers: dict[str, Buffer] = spec.buffers(d)
         uniforms = spec.uniforms(d)
-        shipped = next(s for s in shipped_corpus().kernels if s.name == spec.name)
-        spec_names = {(b.group, b.binding): b.name for b in shipped.entry_point.bindings}
+        spec_names = {}
+        if not spec.described:
+            shipped = next(s for s in shipped_corpus().kernels if s.name == spec.name)
+            spec_names = {(b.group, b.binding): b.name for b in shipped.entry_point.bindings}
         grid = tuple(int(v) for v in spec.grid(d))
         sized = []
         for b in k.entry_point.bindings:
@@ -556,7 +571,7 @@ class Session:
                 # `raw` is a private writable copy: the array can own it without copying again.
                 outputs[p.name] = np.frombuffer(raw, dtype=p.dtype).reshape(p.shape)
         ref, comparisons = None, {}
-        if reference and case.spec is not None:
+        if reference and case.spec is not None and case.spec.has_reference:
             say("reference", 0.92)
             ref = case.spec.reference(case.dims, {k_: v.copy() for k_, v in case.inputs.items()})
             for name in case.spec.outputs:

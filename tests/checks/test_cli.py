@@ -19,7 +19,7 @@ def test_single_kernel_json(capsys):
     assert report["ok"] is True and report["kernel"] == "ffn_gelu_backward"
     assert report["dims"] == {"seq": 4, "d_ff": 300}
     kinds = {r["kind"] for r in report["results"]}
-    assert kinds == {"compare", "grad", "special", "determinism"}
+    assert kinds == {"compare", "evidence", "grad", "special", "determinism"}
     grad = next(r for r in report["results"] if r["kind"] == "grad" and r["name"] == "grad_pre")
     assert grad["details"]["samples"] and grad["columns"][0] == "where"
 

@@ -19,7 +19,7 @@ def test_parse_what():
     for bad in ("", "compare,speed"):
         with pytest.raises(UserError):
             parse_what(bad)
-    assert CHECK_KINDS == ("compare", "grad", "special", "determinism", "adapters")
+    assert CHECK_KINDS == ("compare", "evidence", "grad", "special", "determinism", "adapters")
 
 
 def test_report_covers_every_kind_and_is_json(session):
@@ -27,7 +27,13 @@ def test_report_covers_every_kind_and_is_json(session):
     report = check_case(session, case)
     assert isinstance(report, CheckReport) and report.ok
     assert report.kernel == "ffn_swiglu_backward" and report.adapter == session.adapter.label
-    assert {r.kind for r in report.results} == {"compare", "grad", "special", "determinism"}
+    assert {r.kind for r in report.results} == {
+        "compare",
+        "evidence",
+        "grad",
+        "special",
+        "determinism",
+    }
     assert report.elapsed_s > 0
     for r in report.results:
         assert isinstance(r, CheckResult) and r.kind in CHECK_KINDS

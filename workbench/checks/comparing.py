@@ -25,9 +25,14 @@ def compare_results(run: Run) -> list[CheckResult]:
     if run.case.spec is None:
         return [
             skipped(
-                "compare", run.case.name, "no spec matches this kernel, so there is no reference"
+                "compare",
+                run.case.name,
+                "no reference: no spec matches this kernel (describe it in workbench.toml)",
             )
         ]
+    if not run.case.spec.has_reference:
+        why = f"no reference: {run.case.spec.described} gives it no [reference] table"
+        return [skipped("compare", run.case.name, why)]
     out = []
     for name, cmp in run.compare.items():
         out.append(

@@ -135,8 +135,13 @@ def grad_results(
 ) -> list[CheckResult]:
     """One result per gradient output and numeric source (float64 reference, GPU forward)."""
     say, stop = callbacks(say, cancelled)
-    link = grad_link(case.name)
-    if case.spec is None or link is None:
+    spec = case.spec
+    if spec is not None and spec.gradient_problem:
+        return [skipped("grad", case.name, spec.gradient_problem)]
+    link = None
+    if spec is not None:
+        link = spec.gradient if spec.described else grad_link(case.name)
+    if link is None:
         return [skipped("grad", case.name, "not a backward kernel with a gradient link")]
     gcase, note = sized(session, case, SCENARIOS, link.grad_dims, full)
     arrays = dict(gcase.inputs)

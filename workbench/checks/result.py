@@ -14,8 +14,14 @@ from typing import Any
 
 import numpy as np
 
-CHECK_KINDS = ("compare", "grad", "special", "determinism", "adapters")
-DEFAULT_WHAT = ("compare", "grad", "special", "determinism")
+CHECK_KINDS = ("compare", "evidence", "grad", "special", "determinism", "adapters")
+DEFAULT_WHAT = ("compare", "evidence", "grad", "special", "determinism")
+# What a report says was verified: `pass`/`fail` only after a comparison with a reference (or a
+# gradient check), `ran` with nothing to compare with, `no_work` when an output was never written,
+# `error` when the kernel could not be checked.
+VERDICTS = ("pass", "fail", "ran", "no_work", "error")
+# Kinds whose success is evidence against a reference.
+_REFERENCE_KINDS = ("compare", "grad", "special")
 
 # A progress callback: a message and the fraction done.
 Say = Callable[[str, float], None]
@@ -75,6 +81,20 @@ class CheckReport:
     def failed(self) -> list[CheckResult]:
         return [r for r in self.results if not r.ok]
 
+    @property
+    def verdict(self) -> str:
+        """One of VERDICTS: what was actually verified."""
+        if self.cancelled:
+            return "error"
+        if any(r.kind == "evidence" and r.details.get("no_work") for r in self.results):
+            return "no_work"
+        if any(not r.ok for r in self.results):
+            return "fail"
+        ran = [r for r in self.results if not r.skipped]
+        if any(r.kind in _REFERENCE_KINDS for r in ran):
+            return "pass"
+        return "ran" if ran else "error"
+
     def of_kind(self, kind: str) -> list[CheckResult]:
         return [r for r in self.results if r.kind == kind]
 
@@ -85,6 +105,7 @@ class CheckReport:
             "adapter": self.adapter,
             "dims": dict(self.dims),
             "ok": self.ok,
+            "verdict": self.verdict,
             "cancelled": self.cancelled,
             "elapsed_s": self.elapsed_s,
             "notes": list(self.notes),

@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterable, Sequence
 from workbench.checks.adapters import adapter_results
 from workbench.checks.comparing import compare_results
 from workbench.checks.determinism import DEFAULT_REPEATS, determinism_results
+from workbench.checks.evidence import evidence_results
 from workbench.checks.gradcheck import grad_results
 from workbench.checks.result import CHECK_KINDS, DEFAULT_WHAT, CheckReport, callbacks, skipped
 from workbench.checks.special import Injection, special_results
@@ -21,7 +22,14 @@ from workbench.errors import UserError
 from workbench.session import Case, Session
 
 # Relative cost of each check, for the progress fraction.
-_WEIGHT = {"compare": 1.0, "grad": 2.0, "special": 2.0, "determinism": 1.0, "adapters": 1.0}
+_WEIGHT = {
+    "compare": 1.0,
+    "evidence": 1.0,
+    "grad": 2.0,
+    "special": 2.0,
+    "determinism": 1.0,
+    "adapters": 1.0,
+}
 
 
 def parse_what(what: str | Iterable[str]) -> tuple[str, ...]:
@@ -81,7 +89,7 @@ def check_case(
         return say
 
     first = None
-    if {"compare", "determinism"} & set(kinds):
+    if {"compare", "evidence", "determinism"} & set(kinds):
         tell(f"{case.name}: running", 0.0)
         first = session.run(case, rtol=rtol, atol=atol, reference="compare" in kinds)
     for kind in kinds:
@@ -91,8 +99,15 @@ def check_case(
         say = say_for(kind)
         if kind == "compare":
             report.results += compare_results(first)
+        elif kind == "evidence":
+            report.results += evidence_results(session, case, first)
         elif kind == "grad":
-            report.results += grad_results(session, case, rtol, atol, full, say, stop)
+            try:
+                report.results += grad_results(session, case, rtol, atol, full, say, stop)
+            except UserError as exc:
+                # A gradient check that cannot run (its forward missing or mismatched) is
+                # skipped with the reason; the kernel's other checks still report.
+                report.results.append(skipped("grad", case.name, str(exc)))
         elif kind == "special":
             report.results += special_results(session, case, inject, full, say, stop)
         elif kind == "determinism":

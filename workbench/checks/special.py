@@ -228,11 +228,19 @@ def special_results(
                 "no spec matches this kernel, so there is no reference behaviour",
             )
         ]
+    if not case.spec.has_reference:
+        why = f"no reference: {case.spec.described} gives it no [reference] table"
+        return [skipped("special", case.name, why)]
+    if case.spec.special_policy == "skip":
+        return [skipped("special", case.name, f'special = "skip" in {case.spec.described}')]
     if injections:
         scase, note = case, None  # injections name positions in the case as given
     else:
         scase, note = sized(session, case, SCENARIOS, None, full)
     todo = list(injections) if injections else default_injections(scase)
+    if not injections and scase.spec.special_policy == "finite":
+        # The description promises behaviour for finite inputs only.
+        todo = [inj for inj in todo if math.isfinite(VALUES[inj.value])]
     for inj in todo:
         plan = next((p for p in scase.bindings if p.name == inj.binding), None)
         if plan is None or plan.name not in scase.inputs:

@@ -20,6 +20,7 @@ COMMANDS = (
     "workbench.cli.info",
     "workbench.cli.run",
     "workbench.cli.check",
+    "workbench.cli.describe",
     "workbench.cli.fixtures",
     "workbench.cli.inside",
 )

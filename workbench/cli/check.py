@@ -15,7 +15,7 @@ from collections import defaultdict
 
 from workbench.checks import CHECK_KINDS, DEFAULT_WHAT, CheckReport, check_case
 from workbench.checks.determinism import DEFAULT_REPEATS
-from workbench.checks.result import CheckResult
+from workbench.checks.result import VERDICTS, CheckResult
 from workbench.checks.runner import parse_what
 from workbench.checks.sizing import small_dims
 from workbench.checks.special import parse_injection
@@ -24,6 +24,15 @@ from workbench.errors import MissingFeatureError, UserError, WorkbenchError
 from workbench.session import Case, Session
 
 ROWS_SHOWN = 5
+VERDICT_TEXT = {
+    "pass": "PASS",
+    "fail": "FAIL",
+    "ran": "RAN (no reference compared: describe the kernel in workbench.toml)",
+    "no_work": "NO_WORK (the kernel did nothing: check the dims, grid and uniforms)",
+    "error": "ERROR (nothing could be checked)",
+}
+# Marks per kernel in `check --all`.
+VERDICT_MARK = {"pass": "✓", "fail": "✗", "ran": "○", "no_work": "∅", "error": "✗"}
 # Failing special-value scenarios shown in full without -v.
 SPECIAL_SHOWN = 3
 # Seconds between progress lines when stderr is not a terminal.
@@ -186,7 +195,10 @@ def _check_all(
         if not args.json:
             print_compact(report, args.verbose)
     failed_errors = [e for e in errors if "error" in e]
+    for e in errors:
+        e["verdict"] = "error" if "error" in e else "skipped"
     ok = all(r.ok for r in reports) and not failed_errors
+    counts = verdict_counts(reports, len(failed_errors))
     elapsed = time.perf_counter() - t0
     if args.json:
         print_json(
@@ -196,6 +208,7 @@ def _check_all(
                 "quick": args.quick,
                 "what": list(options["what"]),
                 "ok": ok,
+                "verdicts": counts,
                 "elapsed_s": elapsed,
                 "kernels": [r.to_json() for r in reports],
                 "errors": errors,
@@ -206,12 +219,40 @@ def _check_all(
         mark = "–" if "skipped" in e else "✗"
         print(f"{mark} {e['kernel']}  ({e['file']})  {e.get('skipped') or e.get('error')}")
     n_fail = sum(1 for r in reports if not r.ok) + len(failed_errors)
-    verdict = "PASS" if ok else f"FAIL ({n_fail} of {len(kernels)} kernels)"
+    if not ok:
+        verdict = f"FAIL ({n_fail} of {len(kernels)} kernels)"
+    elif counts["pass"] == len(kernels):
+        verdict = "PASS"
+    else:
+        verdict = f"RAN ({counts['pass']} of {len(kernels)} kernels compared with a reference)"
     quick = ", quick" if args.quick else ""
     print(
         f"verdict: {verdict}  {len(kernels)} kernels on {session.adapter.label}{quick} in {elapsed:.1f} s"
     )
+    print(summary_line(counts))
     return 0 if ok else 1
+
+
+def verdict_counts(reports: list[CheckReport], errors: int) -> dict[str, int]:
+    """How many kernels got each verdict; kernels that could not be checked count as errors."""
+    counts = dict.fromkeys(VERDICTS, 0)
+    for r in reports:
+        counts[r.verdict] += 1
+    counts["error"] += errors
+    return counts
+
+
+def summary_line(counts: dict[str, int]) -> str:
+    """`12 pass · 28 ran (no reference: describe them in workbench.toml) · 2 no_work · 0 fail`."""
+    parts = [
+        f"{counts['pass']} pass",
+        f"{counts['ran']} ran (no reference: describe them in workbench.toml)",
+        f"{counts['no_work']} no_work",
+        f"{counts['fail']} fail",
+    ]
+    if counts["error"]:
+        parts.append(f"{counts['error']} error")
+    return " · ".join(parts)
 
 
 def _mark(r: CheckResult) -> str:
@@ -234,7 +275,7 @@ def print_report(report: CheckReport, verbose: bool) -> None:
                 _print_rows(r)
     for note in report.notes:
         print(f"  note: {note}")
-    state = "CANCELLED" if report.cancelled else ("PASS" if report.ok else "FAIL")
+    state = "CANCELLED" if report.cancelled else VERDICT_TEXT[report.verdict]
     print(f"  verdict: {state} ({report.elapsed_s:.1f} s)")
 
 
@@ -279,14 +320,19 @@ def print_compact(report: CheckReport, verbose: bool) -> None:
         if results:
             good = sum(1 for r in results if r.ok)
             counts.append(f"{kind} {good}/{len(results)}")
-    mark = "✓" if report.ok else "✗"
+    mark = VERDICT_MARK[report.verdict]
     if report.results and all(r.skipped for r in report.results):
         mark = "–"
         counts = [report.results[0].summary]
     dims = " ".join(f"{k}={v}" for k, v in report.dims.items())
-    print(f"{mark} {report.kernel:<30} {'  '.join(counts):<60} {report.elapsed_s:5.1f} s  {dims}")
+    verdict = report.verdict.upper()
+    print(
+        f"{mark} {report.kernel:<30} {verdict:<8} {'  '.join(counts):<60} "
+        f"{report.elapsed_s:5.1f} s  {dims}"
+    )
     for r in report.results:
-        if not r.ok or (verbose and not r.skipped):
+        warned = r.kind == "evidence" and r.details.get("warning")
+        if not r.ok or warned or (verbose and not r.skipped):
             print(f"    {r.kind:<12} {_mark(r)} {r.summary}")
             if not r.ok:
                 _print_rows(r)

@@ -80,7 +80,7 @@ def kernel_rows(session: Session) -> list[dict]:
     for k in session.corpus.kernels:
         ep = k.entry_point
         status = session.status(k)
-        spec = spec_for(k.name)
+        spec = session.described.get(k.name) or spec_for(k.name)
         rows.append(
             {
                 "name": k.name,

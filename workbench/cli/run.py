@@ -37,11 +37,38 @@ def cmd_run(args: argparse.Namespace) -> int:
     run = session.run(case, reps=args.reps, warmup=args.warmup, rtol=args.rtol, atol=args.atol)
     if args.save_outputs:
         save_outputs(run, Path(args.save_outputs))
+    unchanged = outputs_unchanged(run)
     if args.json:
-        print_json(run.to_json(str(session.corpus.root)))
+        print_json(run.to_json(str(session.corpus.root)) | {"unchanged": unchanged})
     else:
         print_run(run)
+        if unchanged:
+            print(f"  {UNCHANGED}")
     return 1 if run.ok is False else 0
+
+
+UNCHANGED = (
+    "every output still holds what it held before the dispatch: the kernel wrote nothing "
+    "(check the dims, grid and uniforms)"
+)
+
+
+def outputs_unchanged(run: Run) -> bool:
+    """Whether the run left every output as it was uploaded (zeros, or an in-out buffer's input)."""
+    outs = [p for p in run.case.bindings if p.role in ("output", "inout") and p.name in run.outputs]
+    if not outs or all(run.outputs[p.name].size == 0 for p in outs):
+        return False
+    for p in outs:
+        got = np.ascontiguousarray(run.outputs[p.name]).view(np.uint8)
+        before = run.case.inputs.get(p.name)
+        if before is None:
+            if got.any():
+                return False
+        elif not np.array_equal(
+            got, np.ascontiguousarray(before).view(np.uint8).reshape(got.shape)
+        ):
+            return False
+    return True
 
 
 def save_outputs(run: Run, folder: Path) -> None:
@@ -57,7 +84,7 @@ def print_run(run: Run) -> None:
     case = run.case
     k = case.kernel
     ep = k.entry_point
-    kind = "spec" if case.spec else "ad hoc"
+    kind = ("described" if case.spec.described else "spec") if case.spec else "ad hoc"
     print(f"{case.name}  ({k.file}, {kind})  on {run.adapter.label}")
     dims = "  ".join(f"{n} {v:,}" for n, v in case.dims.items())
     grid = "x".join(map(str, run.grid))

@@ -122,6 +122,14 @@ class KernelSpec:
     special: Mapping[str, str] = field(default_factory=dict)
     doc: str = ""
     tolerances_for: Callable[[Dims], Mapping[str, Tol]] | None = None
+    # Described kernels (workbench.toml): the file they come from, and what shipped specs leave
+    # at these defaults.
+    described: str = ""
+    has_reference: bool = True
+    special_policy: str = "ieee"  # ieee | finite | skip: what the special-value check demands
+    overrides: Mapping[str, float] = field(default_factory=dict)
+    gradient: GradLink | None = None
+    gradient_problem: str = ""  # why a described gradient check cannot run
 
     def tolerance(self, name: str, dims: Dims) -> Tol | None:
         """The tolerance of output `name` at the resolved `dims`, or None when the spec gives none

@@ -439,7 +439,12 @@ class _Parser:
         while self._peek() is not None and self._peek().text != "{":
             self._next()
         body = self._skip_balanced("{", "}")
-        idents = {t.text for t in body if t.kind == "ident"}
+        # A name after `.` is a member or swizzle (`dims.y`), never a module-scope variable.
+        idents = {
+            t.text
+            for i, t in enumerate(body)
+            if t.kind == "ident" and not (i and body[i - 1].text == ".")
+        }
         idents |= {t.text for t in params if t.kind == "ident"}
         self.fns[name] = _Fn(name, attrs, idents, line_of(self.text, at.offset))
 

@@ -1,0 +1,114 @@
+"""The evidence check: did the kernel write its outputs at all?
+
+One extra dispatch runs the case with every output pre-filled with a sentinel (a NaN whose payload
+no arithmetic produces; a fixed bit pattern for integers) instead of zeros. Comparing it with the
+zero-filled run of the same case:
+
+- an element holding the sentinel in the one run and zero in the other was never written;
+- an element holding the sentinel where the zero-filled run changed, or holding different written
+  values in the two runs, depends on what was there before: the kernel reads its output before
+  writing it (right for an accumulator, a bug otherwise; a nondeterministic kernel differs too).
+
+An output with elements where none was written (for an in-out buffer: none changed) is `no_work`
+("the kernel did nothing"), a failure; a partly unwritten output is a warning with the count and
+the first unwritten index by name. Structured outputs and empty ones are passed over.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+
+from workbench.checks.compare import name_index
+from workbench.checks.result import CheckResult, skipped
+from workbench.session import Case, Run, Session
+
+# Quiet NaNs with a payload (f32 0x7FDADBAD, f16 0x7E5B) and a pattern for 32-bit integers.
+SENTINEL_BITS = {
+    "float32": 0x7FDADBAD,
+    "float16": 0x7E5B,
+    "uint32": 0xDADBADDA,
+    "int32": 0xDADBADDA,
+}
+_UINT = {2: np.uint16, 4: np.uint32}
+NO_WORK = "the kernel did nothing: check the dims, grid and uniforms"
+
+
+def sentinel_fill(shape: tuple[int, ...], dtype: str) -> np.ndarray:
+    """An array of `shape` whose every element holds the sentinel of `dtype`."""
+    dt = np.dtype(dtype)
+    bits = np.full(shape, SENTINEL_BITS[dt.name], dtype=_UINT[dt.itemsize])
+    return bits.view(dt)
+
+
+def _bits(a: np.ndarray) -> np.ndarray:
+    return np.ascontiguousarray(a).view(_UINT[a.dtype.itemsize])
+
+
+def evidence_results(session: Session, case: Case, first: Run | None = None) -> list[CheckResult]:
+    """One result per output of `case`; `first` is a run of it with the usual fill, if made."""
+    watched = [
+        p
+        for p in case.bindings
+        if p.role in ("output", "inout")
+        and np.dtype(p.dtype).name in SENTINEL_BITS
+        and int(np.prod(p.shape, dtype=np.int64)) > 0
+    ]
+    if not watched:
+        return [skipped("evidence", case.name, "no output that a sentinel can watch")]
+    filled = dict(case.inputs)
+    for p in watched:
+        if p.role == "output":
+            filled[p.name] = sentinel_fill(p.shape, p.dtype)
+    if first is None:
+        first = session.run(case, reference=False)
+    marked = session.run(replace(case, inputs=filled), reference=False)
+    return [_result(case, p.name, p.role, p.axes, first, marked) for p in watched]
+
+
+def _result(
+    case: Case, name: str, role: str, axes: tuple[str, ...], first: Run, marked: Run
+) -> CheckResult:
+    plain, sent = first.outputs[name], marked.outputs[name]
+    total = plain.size
+    if role == "inout":
+        before = _bits(case.inputs[name]).reshape(plain.shape)
+        unwritten = (_bits(plain) == before) & (_bits(sent) == before)
+        differs = np.zeros(plain.shape, dtype=bool)
+    else:
+        sentinel = SENTINEL_BITS[plain.dtype.name]
+        held = _bits(sent) == sentinel
+        untouched = _bits(plain) == 0
+        unwritten = held & untouched
+        differs = (held & ~untouched) | (~held & (_bits(sent) != _bits(plain)))
+    n_unwritten, n_differs = int(unwritten.sum()), int(differs.sum())
+    details = {
+        "role": role,
+        "elements": total,
+        "unwritten": n_unwritten,
+        "reads_before_write": n_differs,
+        "no_work": n_unwritten == total,
+    }
+    if n_unwritten == total:
+        verb = "changed" if role == "inout" else "written"
+        summary = f"{name}: no element of {total:,} {verb}: {NO_WORK}"
+        return CheckResult("evidence", name, False, summary, details)
+    parts = []
+    if n_unwritten:
+        first_at = name_index(np.unravel_index(int(np.argmax(unwritten)), plain.shape), axes)
+        details["first_unwritten"] = first_at
+        what = "unchanged" if role == "inout" else "never written"
+        parts.append(f"warning: {n_unwritten:,} of {total:,} elements {what}, first at {first_at}")
+    if n_differs:
+        first_at = name_index(np.unravel_index(int(np.argmax(differs)), plain.shape), axes)
+        details["first_read_before_write"] = first_at
+        parts.append(
+            f"{n_differs:,} elements depend on the output's previous contents (first at "
+            f"{first_at}): the kernel reads them before writing, right for an accumulator, a "
+            "bug otherwise"
+        )
+    if not parts:
+        parts.append(f"all {total:,} elements {'changed' if role == 'inout' else 'written'} ok")
+    details["warning"] = bool(n_unwritten or n_differs)
+    return CheckResult("evidence", name, True, f"{name}: " + "; ".join(parts), details)

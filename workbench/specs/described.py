@@ -1,0 +1,672 @@
+"""Kernel descriptions: a corpus's `workbench.toml`, parsed into the `KernelSpec`s shipped kernels use.
+
+A user gives a kernel of their own a meaning in a few lines (the format is in
+docs/describing-kernels.md): `[kernels.NAME]` with `dims`, `grid`, `special`, `doc`, `overrides`,
+and the tables `uniforms`, `buffers`, `reference` (a float64 function in the corpus's own
+`refs.py`) and `gradient` (the forward it differentiates). Sizes are expressions of the dims
+(`workbench.specs.expr`). Everything is validated when the file is loaded, with the kernel's
+reflected bindings and the default dims: a mistake is one `DescriptionError` line naming the file,
+the kernel and the key. Loading imports the corpus's `refs.py` (as pytest imports conftest.py).
+
+A description wins over a shipped spec of the same name; its gradient link may name a described or
+a shipped forward, and a forward that cannot be used leaves the gradient check a reason to skip.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import math
+import sys
+import tomllib
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from workbench.errors import UserError
+from workbench.gpu.uniforms import pack_uniform
+from workbench.recipes import make_input
+from workbench.specs.base import Arrays, Buffer, Cost, Dim, Dims, GradLink, KernelSpec, Tol
+from workbench.specs.expr import Expr, ExprError, parse
+from workbench.specs.registry import spec_for
+from workbench.wgsl.corpus import Corpus, Kernel
+from workbench.wgsl.reflect import Binding
+from workbench.wgsl.types import NUMPY_DTYPE, WType
+
+FILE = "workbench.toml"
+SPECIAL_POLICIES = ("ieee", "finite", "skip")
+DIM_HI = 1 << 24
+KERNEL_KEYS = (
+    "doc",
+    "dims",
+    "grid",
+    "special",
+    "uniforms",
+    "buffers",
+    "reference",
+    "gradient",
+    "overrides",
+)
+BUFFER_KEYS = ("shape", "input", "output")
+REFERENCE_KEYS = ("function", "rtol", "atol")
+GRADIENT_KEYS = ("forward", "upstream", "wrt")
+_FUNCTION_NAMES = frozenset({"ceil", "min", "max"})
+
+
+class DescriptionError(UserError):
+    """A `workbench.toml` that cannot be used; the message names the file, kernel and key."""
+
+
+@dataclass(frozen=True)
+class _Where:
+    """Where in the file a value lives, for error messages."""
+
+    path: Path
+    kernel: str
+
+    def error(self, key: str, msg: str) -> DescriptionError:
+        at = f"kernels.{self.kernel}" + (f".{key}" if key else "")
+        return DescriptionError(f"{self.path}: {at}: {msg}")
+
+
+@dataclass(frozen=True)
+class _BufferDesc:
+    binding: Binding
+    shape: tuple[Expr, ...]
+    axes: tuple[str, ...]
+    dtype: str
+    input: str | None  # a recipe; None for outputs and scratch
+    output: bool
+
+
+def load_descriptions(corpus: Corpus) -> dict[str, KernelSpec]:
+    """The specs `workbench.toml` in the corpus folder describes, by kernel name ({} without one)."""
+    path = corpus.root / FILE
+    if not path.is_file():
+        return {}
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise DescriptionError(f"{path}: not valid TOML: {exc}") from None
+    except OSError as exc:
+        raise DescriptionError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    extra = sorted(set(data) - {"kernels"})
+    if extra:
+        raise DescriptionError(
+            f"{path}: unknown top-level key {', '.join(extra)}; kernels are described in "
+            "[kernels.NAME] tables"
+        )
+    kernels = data.get("kernels", {})
+    if not isinstance(kernels, dict):
+        raise DescriptionError(f"{path}: kernels must be tables: [kernels.NAME]")
+    refs = _RefsModule(corpus.root)
+    specs: dict[str, KernelSpec] = {}
+    gradients: dict[str, tuple[_Where, dict]] = {}
+    for name, table in kernels.items():
+        where = _Where(path, name)
+        if not isinstance(table, dict):
+            raise where.error("", "must be a table: [kernels." + name + "]")
+        specs[name] = _describe(corpus, name, table, where, refs)
+        if "gradient" in table:
+            gradients[name] = (where, table["gradient"])
+    for name, (where, table) in gradients.items():
+        specs[name] = _with_gradient(specs[name], table, where, specs)
+    return specs
+
+
+def _kernel(corpus: Corpus, name: str, where: _Where) -> Kernel:
+    matches = [k for k in corpus.kernels if k.name == name]
+    if not matches:
+        raise where.error(
+            "", f"no kernel of that name in {corpus.root} (`workbench list` names them)"
+        )
+    if len({k.file for k in matches}) > 1:
+        files = ", ".join(sorted({k.file for k in matches}))
+        raise where.error("", f"more than one kernel has that name ({files}); rename one")
+    k = matches[0]
+    if k.problem or k.entry_point is None:
+        raise where.error("", f"the kernel cannot be used: {k.problem or 'no entry point'}")
+    return k
+
+
+def _check_keys(table: dict, allowed: tuple[str, ...], where: _Where, key: str) -> None:
+    unknown = sorted(set(table) - set(allowed))
+    if unknown:
+        at = f"{key}.{unknown[0]}" if key else unknown[0]
+        raise where.error(at, f"unknown key; the keys here are {', '.join(allowed)}")
+
+
+def _describe(
+    corpus: Corpus, name: str, table: dict, where: _Where, refs: _RefsModule
+) -> KernelSpec:
+    kernel = _kernel(corpus, name, where)
+    _check_keys(table, KERNEL_KEYS, where, "")
+    ep = kernel.entry_point
+    dims = _dims(table.get("dims", {}), where)
+    known = frozenset(d.name for d in dims)
+    defaults = {d.name: d.default for d in dims}
+    doc = table.get("doc", "")
+    if not isinstance(doc, str):
+        raise where.error("doc", "must be a string")
+    special = table.get("special", "ieee")
+    if special not in SPECIAL_POLICIES:
+        raise where.error("special", f"{special!r} is not one of {', '.join(SPECIAL_POLICIES)}")
+    grid = _grid(table, known, defaults, where)
+    uniforms = _uniforms(ep.bindings, table.get("uniforms", {}), known, defaults, where)
+    buffers = _buffers(ep.bindings, table.get("buffers", {}), known, defaults, where)
+    overrides = _overrides(kernel, table.get("overrides", {}), where)
+    outputs = tuple(n for n, b in buffers.items() if b.output or (b.input and _writable(b)))
+    zeroed = tuple(n for n, b in buffers.items() if b.output or (b.input is None and _writable(b)))
+    reference, tolerances, has_ref = _reference(
+        table.get("reference"), buffers, outputs, known, refs, where
+    )
+    index = {b.name: i for i, b in enumerate(ep.bindings)}
+
+    def host_buffers(d: Dims) -> dict[str, Buffer]:
+        return {
+            n: Buffer(tuple(zip(b.axes, _shape(b, d, where), strict=True)), b.dtype)
+            for n, b in buffers.items()
+        }
+
+    def inputs(d: Dims, seed: int) -> dict[str, np.ndarray]:
+        out = {}
+        for n, b in buffers.items():
+            if b.input is not None:
+                out[n] = make_input(b.input, _shape(b, d, where), b.dtype, seed + index[n], n)
+        return out
+
+    def grid_of(d: Dims) -> tuple[int, int, int]:
+        return tuple(_integer(e, d, where, f"grid[{i}]") for i, e in enumerate(grid))  # type: ignore[return-value]
+
+    def uniform_values(d: Dims) -> dict[str, object]:
+        return {n: _uniform_value(v, d, where, f"uniforms.{n}") for n, v in uniforms.items()}
+
+    def cost(d: Dims) -> Cost:
+        return Cost(
+            bytes=sum(b.count * np.dtype(b.dtype).itemsize for b in host_buffers(d).values()),
+            flops=0,
+        )
+
+    spec = KernelSpec(
+        name=name,
+        file=kernel.file,
+        dims=dims,
+        buffers=host_buffers,
+        inputs=inputs,
+        uniforms=uniform_values,
+        grid=grid_of,
+        outputs=outputs,
+        reference=reference,
+        tolerances=tolerances,
+        cost=cost,
+        zeroed=zeroed,
+        doc=doc,
+        described=str(where.path),
+        has_reference=has_ref,
+        special_policy=special,
+        overrides=overrides,
+    )
+    # Every expression is evaluated once at the defaults, so a non-integer shows up now.
+    host_buffers(defaults)
+    grid_of(defaults)
+    for n, b in ep_uniforms(ep.bindings).items():
+        try:
+            pack_uniform(b.type, uniform_values(defaults)[n], n)
+        except UserError as exc:
+            raise where.error(f"uniforms.{n}", str(exc)) from None
+    return spec
+
+
+def ep_uniforms(bindings: tuple[Binding, ...]) -> dict[str, Binding]:
+    return {b.name: b for b in bindings if b.space == "uniform"}
+
+
+def _writable(b: _BufferDesc) -> bool:
+    return b.binding.access == "read_write"
+
+
+def _dims(table: Any, where: _Where) -> tuple[Dim, ...]:
+    if not isinstance(table, dict):
+        raise where.error("dims", "must be a table, e.g. dims = { M = 256, N = 192 }")
+    out = []
+    for name, value in table.items():
+        key = f"dims.{name}"
+        if not name.isidentifier() or name in _FUNCTION_NAMES:
+            raise where.error(key, "a dim name must be a plain name (and not ceil, min or max)")
+        if isinstance(value, dict):
+            _check_keys(value, ("default", "lo", "hi"), where, key)
+            if "default" not in value:
+                raise where.error(key, "a dim table needs default = V (and may give lo, hi)")
+            default, lo, hi = value["default"], value.get("lo", 1), value.get("hi", DIM_HI)
+        else:
+            default, lo, hi = value, 1, DIM_HI
+        for what, v in (("default", default), ("lo", lo), ("hi", hi)):
+            if isinstance(v, bool) or not isinstance(v, int):
+                raise where.error(key, f"{what} must be an integer, got {v!r}")
+        if lo < 0 or hi < lo:
+            raise where.error(key, f"the range [{lo}, {hi}] is empty or negative")
+        if not lo <= default <= hi:
+            hint = (
+                "; dims are >= 1 unless a table gives another range: "
+                f"{name} = {{ default = {default}, lo = {min(default, 0)}, hi = 64 }}"
+                if not isinstance(value, dict)
+                else ""
+            )
+            raise where.error(key, f"{default} is outside [{lo}, {hi}]{hint}")
+        out.append(Dim(name, default, lo=lo, hi=hi))
+    return tuple(out)
+
+
+def _expr(value: Any, known: frozenset[str], where: _Where, key: str) -> Expr:
+    try:
+        return parse(value, known)
+    except ExprError as exc:
+        raise where.error(key, str(exc)) from None
+
+
+def _integer(e: Expr, dims: Dims, where: _Where, key: str) -> int:
+    try:
+        v = e.integer(dims)
+    except ExprError as exc:
+        raise where.error(key, str(exc)) from None
+    if v < 0:
+        raise where.error(key, f"{e.text!r} gives {v}, below 0")
+    return v
+
+
+def _grid(table: dict, known: frozenset[str], defaults: Dims, where: _Where) -> tuple[Expr, ...]:
+    if "grid" not in table:
+        raise where.error(
+            "grid", 'missing: give the workgroups per axis, e.g. grid = ["ceil(N / 16)", 1, 1]'
+        )
+    grid = table["grid"]
+    if not isinstance(grid, list) or not 1 <= len(grid) <= 3:
+        raise where.error("grid", "must be a list of 1 to 3 workgroup counts (x, y, z)")
+    exprs = [_expr(v, known, where, f"grid[{i}]") for i, v in enumerate(grid)]
+    while len(exprs) < 3:
+        exprs.append(parse(1))
+    return tuple(exprs)
+
+
+def _uniforms(
+    bindings: tuple[Binding, ...], table: Any, known: frozenset[str], defaults: Dims, where: _Where
+) -> dict[str, Any]:
+    if not isinstance(table, dict):
+        raise where.error("uniforms", "must be a table of uniform bindings by name")
+    ours = ep_uniforms(bindings)
+    for name in table:
+        if name not in ours:
+            have = ", ".join(ours) or "none"
+            raise where.error(
+                f"uniforms.{name}", f"no uniform binding of that name (uniforms: {have})"
+            )
+    out = {}
+    for name, b in ours.items():
+        if name not in table:
+            raise where.error(
+                f"uniforms.{name}", f"missing: give its value ({b.type.text}), e.g. {name} = ..."
+            )
+        out[name] = _uniform_tree(b.type, table[name], known, where, f"uniforms.{name}")
+    return out
+
+
+def _uniform_tree(t: WType, value: Any, known: frozenset[str], where: _Where, key: str) -> Any:
+    """The value's shape checked against the type, expressions parsed (floats kept for floats)."""
+    if t.kind in ("scalar", "atomic"):
+        if isinstance(value, float):
+            if t.scalar not in ("f32", "f16"):
+                raise where.error(key, f"{value} is not an integer ({t.text})")
+            return value
+        return _expr(value, known, where, key)
+    if t.kind in ("vector", "matrix") or (t.kind == "array" and t.element is not None):
+        n = (t.count or 1) * (t.rows if t.kind == "matrix" else 1)
+        if not isinstance(value, list) or len(value) != n:
+            raise where.error(key, f"a {t.text} needs a list of {n} values")
+        elem = t.element if t.kind == "array" else WType("scalar", t.scalar or "f32", t.scalar)
+        return [_uniform_tree(elem, v, known, where, f"{key}[{i}]") for i, v in enumerate(value)]
+    if t.kind == "struct":
+        if not isinstance(value, dict):
+            fields = ", ".join(m.name for m in t.members)
+            raise where.error(key, f"a struct {t.text} needs a table of its fields ({fields})")
+        names = [m.name for m in t.members]
+        extra = sorted(set(value) - set(names))
+        if extra:
+            raise where.error(
+                f"{key}.{extra[0]}", f"{t.text} has no such field ({', '.join(names)})"
+            )
+        missing = [n for n in names if n not in value]
+        if missing:
+            raise where.error(f"{key}.{missing[0]}", "missing: every field needs a value")
+        return {
+            m.name: _uniform_tree(m.type, value[m.name], known, where, f"{key}.{m.name}")
+            for m in t.members
+        }
+    raise where.error(key, f"a uniform of type {t.text} cannot be described")
+
+
+def _uniform_value(tree: Any, dims: Dims, where: _Where, key: str) -> Any:
+    if isinstance(tree, Expr):
+        try:
+            return tree.value(dims)
+        except ExprError as exc:
+            raise where.error(key, str(exc)) from None
+    if isinstance(tree, list):
+        return [_uniform_value(v, dims, where, f"{key}[{i}]") for i, v in enumerate(tree)]
+    if isinstance(tree, dict):
+        return {k: _uniform_value(v, dims, where, f"{key}.{k}") for k, v in tree.items()}
+    return tree
+
+
+def _lanes(el: WType) -> tuple[int, ...] | None:
+    """The trailing axes one element adds to the host view (vec3 padded to 4); None: unsupported."""
+    if el.kind in ("scalar", "atomic"):
+        return ()
+    if el.kind == "vector":
+        return (4 if el.count == 3 else el.count or 4,)
+    if el.kind == "matrix":
+        return (el.count or 4, 4 if el.rows == 3 else el.rows)
+    return None
+
+
+def host_dtype(el: WType) -> str:
+    """The host dtype of an element's scalar (atomics by their inner type)."""
+    return NUMPY_DTYPE.get(el.scalar or "u32", "uint32")
+
+
+def _buffers(
+    bindings: tuple[Binding, ...], table: Any, known: frozenset[str], defaults: Dims, where: _Where
+) -> dict[str, _BufferDesc]:
+    if not isinstance(table, dict):
+        raise where.error("buffers", "must be a table of storage bindings by name")
+    storage = {b.name: b for b in bindings if b.space == "storage"}
+    for name in table:
+        if name not in storage:
+            have = ", ".join(storage) or "none"
+            raise where.error(
+                f"buffers.{name}", f"no storage binding of that name (bindings: {have})"
+            )
+    out = {}
+    for name, b in storage.items():
+        key = f"buffers.{name}"
+        if name not in table:
+            raise where.error(
+                key, f'missing: describe it ({b.type.text}), e.g. {name} = {{ shape = ["N"] }}'
+            )
+        desc = table[name]
+        if not isinstance(desc, dict):
+            raise where.error(
+                key, "must be a table: { shape = [...], input = RECIPE | output = true }"
+            )
+        _check_keys(desc, BUFFER_KEYS, where, key)
+        lanes = _lanes(b.element)
+        if lanes is None:
+            raise where.error(
+                key, f"elements of type {b.element.text} cannot be described; run the kernel ad hoc"
+            )
+        shape = desc.get("shape")
+        if not isinstance(shape, list) or not shape:
+            raise where.error(
+                f"{key}.shape",
+                "must be a non-empty list of sizes (integers or expressions of the dims)",
+            )
+        exprs = tuple(_expr(v, known, where, f"{key}.shape[{i}]") for i, v in enumerate(shape))
+        axes = tuple(
+            e.text
+            if e.text.isidentifier()
+            else ("lane" if i >= len(exprs) - len(lanes) else e.text)
+            for i, e in enumerate(exprs)
+        )
+        dtype = host_dtype(b.element)
+        output = desc.get("output", False)
+        if not isinstance(output, bool):
+            raise where.error(f"{key}.output", "must be true or false")
+        recipe = desc.get("input")
+        if recipe is not None and not isinstance(recipe, str):
+            raise where.error(f"{key}.input", 'must be a recipe string, e.g. "randn:1"')
+        if output and recipe is not None:
+            raise where.error(
+                key,
+                "an output is never an input: drop input, or output = true for an in-out buffer",
+            )
+        if b.access != "read_write" and output:
+            raise where.error(
+                f"{key}.output",
+                f"{name} is read-only ({b.type.text}); only read_write bindings are outputs",
+            )
+        if recipe is None and b.access != "read_write":
+            recipe = "randn" if np.dtype(dtype).kind == "f" else "zeros"
+        if recipe is not None and not recipe.startswith("npy:"):
+            try:
+                make_input(recipe, (1,), dtype, 0, name)
+            except UserError as exc:
+                raise where.error(f"{key}.input", str(exc)) from None
+        buf = _BufferDesc(b, exprs, axes, dtype, recipe, output)
+        values = _shape(buf, defaults, where)
+        if lanes and values[len(values) - len(lanes) :] != lanes:
+            raise where.error(
+                f"{key}.shape",
+                f"does not match the element type {b.element.text}: the last "
+                f"{'axis' if len(lanes) == 1 else f'{len(lanes)} axes'} must be "
+                f"{', '.join(map(str, lanes))} (its lanes)",
+            )
+        if not b.runtime_sized:
+            want = b.type.count if b.type.kind == "array" else 1
+            got = math.prod(values) // max(1, math.prod(lanes))
+            if got != want:
+                raise where.error(
+                    f"{key}.shape", f"gives {got} elements; the binding {b.type.text} holds {want}"
+                )
+        out[name] = buf
+    return out
+
+
+def _shape(b: _BufferDesc, dims: Dims, where: _Where) -> tuple[int, ...]:
+    key = f"buffers.{b.binding.name}.shape"
+    return tuple(_integer(e, dims, where, f"{key}[{i}]") for i, e in enumerate(b.shape))
+
+
+def _overrides(kernel: Kernel, table: Any, where: _Where) -> dict[str, float]:
+    if not isinstance(table, dict):
+        raise where.error("overrides", "must be a table, e.g. overrides = { wg_size = 256 }")
+    declared = kernel.module.overrides if kernel.module else {}
+    out = {}
+    for name, value in table.items():
+        if name not in declared:
+            have = ", ".join(declared) or "none"
+            raise where.error(f"overrides.{name}", f"no override of that name (overrides: {have})")
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, (int, float))
+            or not math.isfinite(value)
+        ):
+            raise where.error(f"overrides.{name}", f"must be a number, got {value!r}")
+        out[name] = value
+    return out
+
+
+class _RefsModule:
+    """The corpus's reference modules (refs.py and any other it names), imported once each."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.modules: dict[str, Any] = {}
+
+    def function(self, text: Any, where: _Where) -> tuple[Callable[..., Any], str]:
+        key = "reference.function"
+        if not isinstance(text, str) or text.count(":") != 1:
+            raise where.error(key, 'must be "FILE.py:FUNCTION", e.g. "refs.py:matmul"')
+        file, fname = text.split(":")
+        path = (self.root / file).resolve()
+        if not file.endswith(".py") or not path.is_relative_to(self.root.resolve()):
+            raise where.error(key, f"{file} must be a .py file in the corpus folder")
+        if not path.is_file():
+            raise where.error(key, f"{path} does not exist; write the float64 reference there")
+        if file not in self.modules:
+            self.modules[file] = self._import(path, where)
+        fn = getattr(self.modules[file], fname, None)
+        if not callable(fn):
+            raise where.error(key, f"{file} has no function {fname}")
+        return fn, f"{file}:{fname}"
+
+    def _import(self, path: Path, where: _Where) -> Any:
+        module_name = f"workbench_refs_{abs(hash(str(path)))}"
+        spec = importlib.util.spec_from_file_location(module_name, path)
+        if spec is None or spec.loader is None:
+            raise where.error("reference.function", f"{path.name} cannot be imported")
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[module_name] = module
+        try:
+            spec.loader.exec_module(module)
+        except Exception as exc:
+            del sys.modules[module_name]
+            raise where.error(
+                "reference.function", f"importing {path.name} raised {type(exc).__name__}: {exc}"
+            ) from None
+        return module
+
+
+def _reference(
+    table: Any,
+    buffers: dict[str, _BufferDesc],
+    outputs: tuple[str, ...],
+    known: frozenset[str],
+    refs: _RefsModule,
+    where: _Where,
+) -> tuple[Callable[[Dims, Arrays], dict[str, np.ndarray]], dict[str, Tol], bool]:
+    if table is None:
+        return (lambda _d, _a: {}), {}, False
+    if not isinstance(table, dict):
+        raise where.error("reference", 'must be a table with function = "refs.py:NAME"')
+    _check_keys(table, REFERENCE_KEYS, where, "reference")
+    fn, label = refs.function(table.get("function"), where)
+    clash = sorted(known & set(buffers))
+    if clash:
+        raise where.error(
+            "dims", f"{clash[0]} is both a dim and a buffer; the reference takes both by name"
+        )
+    tols: dict[str, Tol] = {}
+    if "rtol" in table or "atol" in table:
+        pair = []
+        for k in ("rtol", "atol"):
+            v = table.get(k, 0.0)
+            if (
+                isinstance(v, bool)
+                or not isinstance(v, (int, float))
+                or not (math.isfinite(v) and v >= 0)
+            ):
+                raise where.error(f"reference.{k}", f"must be a finite number >= 0, got {v!r}")
+            pair.append(float(v))
+        tols = {o: Tol(pair[0], pair[1], f"given in {FILE}") for o in outputs}
+    given = [n for n, b in buffers.items() if b.input is not None]
+
+    def reference(dims: Dims, arrays: Arrays) -> dict[str, np.ndarray]:
+        args = {}
+        for n in given:
+            shape = _shape(buffers[n], dims, where)
+            args[n] = np.asarray(arrays[n], dtype=np.float64).reshape(shape)
+        try:
+            result = fn(**args, **dims)
+        except Exception as exc:
+            raise UserError(f"{label} raised {type(exc).__name__}: {exc}") from None
+        if not isinstance(result, Mapping):
+            raise UserError(
+                f"{label} must return a dict of output arrays by name, got {type(result).__name__}"
+            )
+        out = {}
+        for n, v in result.items():
+            if n not in outputs:
+                raise UserError(
+                    f"{label} returned {n!r}, which is not an output ({', '.join(outputs) or 'none'})"
+                )
+            want = _shape(buffers[n], dims, where)
+            arr = np.asarray(v, dtype=np.float64)
+            if arr.shape != want:
+                raise UserError(f"{label} returned {n} with shape {arr.shape}; {FILE} gives {want}")
+            out[n] = arr
+        return out
+
+    return reference, tols, True
+
+
+def _with_gradient(
+    spec: KernelSpec, table: Any, where: _Where, described: dict[str, KernelSpec]
+) -> KernelSpec:
+    """The spec with its gradient link, or with the reason the gradient check cannot run."""
+    if not isinstance(table, dict):
+        raise where.error("gradient", "must be a table with forward, upstream and wrt")
+    _check_keys(table, GRADIENT_KEYS, where, "gradient")
+    forward = table.get("forward")
+    if not isinstance(forward, str):
+        raise where.error("gradient.forward", "must name the forward kernel")
+    maps = {}
+    for key in ("upstream", "wrt"):
+        m = table.get(key)
+        if not isinstance(m, dict) or not m or not all(isinstance(v, str) for v in m.values()):
+            raise where.error(f"gradient.{key}", 'must be a table of names, e.g. { y = "dy" }')
+        maps[key] = dict(m)
+    inputs = set(spec.inputs(spec.resolve_dims(), 0))
+    for out, arr in maps["upstream"].items():
+        if arr not in inputs:
+            raise where.error(f"gradient.upstream.{out}", f"{arr} is not an input of {spec.name}")
+    for grad in maps["wrt"]:
+        if grad not in spec.outputs:
+            raise where.error(f"gradient.wrt.{grad}", f"{grad} is not an output of {spec.name}")
+    fspec = described.get(forward) or spec_for(forward)
+    problem = _forward_problem(spec, fspec, forward, maps)
+    if problem:
+        return replace(spec, gradient_problem=problem)
+    link = GradLink(
+        forward_ref=_forward_ref(fspec),
+        upstream=maps["upstream"],
+        wrt=maps["wrt"],
+        primals=_primals(spec, fspec),
+        doc=f"L = sum <upstream, {forward}(...)>, from {FILE}",
+    )
+    return replace(spec, gradient=link)
+
+
+def _forward_problem(
+    spec: KernelSpec, fspec: KernelSpec | None, forward: str, maps: dict[str, dict[str, str]]
+) -> str:
+    if fspec is None:
+        return f"no forward: {forward} is neither described in {FILE} nor shipped"
+    if not fspec.has_reference:
+        return f"the forward {forward} has no reference to differentiate"
+    missing = [d.name for d in fspec.dims if d.name not in {x.name for x in spec.dims}]
+    if missing:
+        return (
+            f"mismatched forward: {forward}'s dims {', '.join(missing)} are not dims of {spec.name}"
+        )
+    fouts = set(fspec.outputs)
+    bad = [o for o in maps["upstream"] if o not in fouts]
+    if bad:
+        return f"mismatched forward: {forward} has no output {bad[0]}"
+    fins = set(fspec.inputs(fspec.resolve_dims(), 0))
+    bad = [a for a in maps["wrt"].values() if a not in fins]
+    if bad:
+        return f"mismatched forward: {forward} has no input {bad[0]} to differentiate"
+    return ""
+
+
+def _forward_dims(fspec: KernelSpec, dims: Dims) -> dict[str, int]:
+    return {d.name: dims[d.name] for d in fspec.dims}
+
+
+def _forward_ref(fspec: KernelSpec) -> Callable[[Dims, Arrays], dict[str, np.ndarray]]:
+    def forward(dims: Dims, arrays: Arrays) -> dict[str, np.ndarray]:
+        return fspec.reference(_forward_dims(fspec, dims), arrays)
+
+    return forward
+
+
+def _primals(spec: KernelSpec, fspec: KernelSpec) -> Callable[[Dims, int], dict[str, np.ndarray]]:
+    """The forward's inputs the backward does not bind, made by the forward's own recipes."""
+
+    def primals(dims: Dims, seed: int) -> dict[str, np.ndarray]:
+        own = set(spec.inputs(dims, seed))
+        made = fspec.inputs(_forward_dims(fspec, dims), seed)
+        return {k: v for k, v in made.items() if k not in own}
+
+    return primals
