@@ -27,3 +27,11 @@ def test_a_json_command_that_fails_prints_an_error_object():
 def test_without_json_an_error_is_only_the_line_on_stderr():
     proc = run_cli("run", "no_such_kernel")
     assert proc.returncode == 2 and proc.stdout == ""
+
+
+def test_run_shows_uniform_values_not_the_kind_twice():
+    proc = run_cli("run", "rope_q", "--dim", "seq=8", "--reps", "0")
+    assert proc.returncode == 0, proc.stderr
+    assert "uniform uniform" not in proc.stdout
+    # dims = (seq, n_heads, head_dim, pos_offset) as the kernel reads it.
+    assert "dims           uniform (8, 12, 64, 0)" in proc.stdout

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import math
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -80,6 +81,19 @@ def save_outputs(run: Run, folder: Path) -> None:
         raise UserError(f"--save-outputs {folder}: {exc.strerror or exc}") from None
 
 
+def uniform_text(value: Any) -> str:
+    """A uniform's value as typed on the command line: `1,024`, `(512, 12, 64, 0)`, `a=0 n=1,024`."""
+    if isinstance(value, dict):
+        return " ".join(f"{k}={uniform_text(v)}" for k, v in value.items())
+    if isinstance(value, list | tuple | np.ndarray):
+        return "(" + ", ".join(uniform_text(v) for v in value) + ")"
+    if isinstance(value, float | np.floating) and not float(value).is_integer():
+        return fmt_num(float(value))
+    if isinstance(value, int | float | np.integer | np.floating):
+        return f"{int(value):,}"
+    return "?" if value is None else str(value)
+
+
 def print_run(run: Run) -> None:
     case = run.case
     k = case.kernel
@@ -91,7 +105,15 @@ def print_run(run: Run) -> None:
     wg = "x".join(map(str, ep.workgroup_size)) if ep else "?"
     print(f"  {dims}   grid {grid}  wg {wg}  ({case.workgroups:,} workgroups)")
     for p in case.bindings:
-        shape = "x".join(map(str, p.shape)) if p.shape else "uniform"
+        if p.role == "uniform":
+            # A uniform's values say more than its shape: `params  uniform  a=0 n=1,024`.
+            values = uniform_text(case.uniforms.get(p.name))
+            print(
+                f"  [{p.binding.binding}] {p.name:<14} {p.role:<7} {values:<25} "
+                f"{fmt_bytes(p.nbytes):>10}  {p.source}"
+            )
+            continue
+        shape = "x".join(map(str, p.shape))
         print(
             f"  [{p.binding.binding}] {p.name:<14} {p.role:<7} {shape:<16} {p.dtype or '':<8} "
             f"{fmt_bytes(p.nbytes):>10}  {p.source}"
