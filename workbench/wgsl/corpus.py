@@ -22,6 +22,7 @@ from __future__ import annotations
 import fnmatch
 import re
 import tomllib
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -96,7 +97,21 @@ class Kernel:
 
     @property
     def features(self) -> tuple[str, ...]:
+        """Device features the entry point needs, from what it reaches (not the whole module)."""
+        ep = self.entry_point
+        if ep is not None:
+            return ep.features
         return self.module.features if self.module else ()
+
+    def resolved(self, overrides: Mapping[str, float]) -> EntryPoint | None:
+        """The entry point with `overrides` applied: workgroup size and workgroup arrays sized by
+        override constants take these values (the pipeline is created with the same ones)."""
+        if not overrides:
+            return self.entry_point
+        try:
+            return reflect(self.text, self.file, overrides).entry_points.get(self.entry)
+        except ReflectionError:
+            return None
 
     def assemble(self, features: frozenset[str] | set[str] = frozenset()) -> tuple[str, SourceMap]:
         """The module text to compile, with the enables the adapter supports, and its source map."""

@@ -5,12 +5,20 @@ wgpu has no reflection API, so this reads the declarations itself: `struct`, `al
 `@compute @workgroup_size`. Function bodies are not parsed, only scanned for the identifiers they
 mention, which is enough to find the bindings and workgroup variables an entry point reaches through
 the functions it calls. Every failure is a `ReflectionError` naming the line.
+
+An `override` without a default may size a workgroup (`@workgroup_size(wg)`) or a `var<workgroup>`
+array: reflection then records which overrides the entry point `needs` (sizes stand at 1 until
+they are given) and `reflect(text, overrides=...)` resolves them with the values a run uses. Per
+entry point it also records whether it reads `num_workgroups` (only such a kernel may have its
+grid folded into 2-D), the features what it reaches needs, and which `array<atomic<u32>>`
+bindings it reads as f32 bits (`bitcast<f32>(atomicLoad(...))`, the CAS float-add pattern).
 """
 
 from __future__ import annotations
 
 import math
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import ClassVar
 
@@ -119,6 +127,7 @@ class WorkgroupVar:
     name: str
     type: WType
     line: int
+    needs: tuple[str, ...] = ()  # default-less overrides its array length depends on
 
     @property
     def size(self) -> int:
@@ -140,6 +149,10 @@ class EntryPoint:
     line: int
     workgroup_bytes: int = 0  # sum of the footprints of `workgroup_vars`
     workgroup_vars: tuple[WorkgroupVar, ...] = ()  # those the entry point reaches, in source order
+    needs: tuple[str, ...] = ()  # default-less overrides its sizes depend on, not yet given
+    reads_num_workgroups: bool = False
+    features: tuple[str, ...] = ()  # device features of what it reaches (wgpu names)
+    f32_bits: tuple[str, ...] = ()  # array<atomic<u32>> bindings it reads as f32 bits
 
 
 @dataclass
@@ -190,11 +203,16 @@ class _Fn:
     attrs: dict[str, list[list[Token]]]
     idents: set[str]
     line: int
+    params: set[str] = field(default_factory=set)
+    bitcast_loads: set[str] = field(default_factory=set)  # atomics read via bitcast<f32>
 
 
-def reflect(text: str, where: str = "<wgsl>") -> ModuleInfo:
-    """Reflect a whole module. `where` names the file (or module) in error messages."""
-    parser = _Parser(text, where)
+def reflect(
+    text: str, where: str = "<wgsl>", overrides: Mapping[str, float] | None = None
+) -> ModuleInfo:
+    """Reflect a whole module. `where` names the file (or module) in error messages; `overrides`
+    gives values of `override` constants (they replace defaults, and resolve default-less ones)."""
+    parser = _Parser(text, where, overrides or {})
     try:
         return parser.parse()
     except RecursionError:
@@ -203,9 +221,11 @@ def reflect(text: str, where: str = "<wgsl>") -> ModuleInfo:
 
 
 class _Parser:
-    def __init__(self, text: str, where: str) -> None:
+    def __init__(self, text: str, where: str, overrides: Mapping[str, float]) -> None:
         self.text = text
         self.where = where
+        self.values = dict(overrides)
+        self.pending: set[str] = set()  # default-less overrides met while sizing the current type
         self.toks = tokenize(text, where)
         self.i = 0
         self.info = ModuleInfo()
@@ -388,7 +408,9 @@ class _Parser:
             v = self._eval(attrs["id"][0])
             oid = int(v) if v is not None else None
         self.info.overrides[name] = Override(name, tname, default, oid)
-        if default is not None:
+        if name in self.values:
+            self.info.consts[name] = self.values[name]
+        elif default is not None:
             self.info.consts.setdefault(name, default)
 
     def _var(self, attrs: dict[str, list[list[Token]]], at: Token) -> None:
@@ -401,6 +423,7 @@ class _Parser:
             self._expect(">")
         name = self._ident().text
         vtype = None
+        self.pending = set()
         if self._accept(":"):
             vtype = self._type()
         self._skip_to_semicolon()
@@ -408,9 +431,15 @@ class _Parser:
             if vtype is None:
                 raise self._err(f"workgroup variable '{name}' needs a type", at)
             self.info.workgroup_vars[name] = WorkgroupVar(
-                name, vtype, line_of(self.text, at.offset)
+                name, vtype, line_of(self.text, at.offset), tuple(sorted(self.pending))
             )
             return
+        if self.pending:
+            raise self._err(
+                f"resource variable '{name}' is sized by override "
+                f"{', '.join(sorted(self.pending))}, which has no default; give it a default",
+                at,
+            )
         if space not in ("storage", "uniform"):
             return
         if "group" not in attrs or "binding" not in attrs:
@@ -445,8 +474,16 @@ class _Parser:
             for i, t in enumerate(body)
             if t.kind == "ident" and not (i and body[i - 1].text == ".")
         }
-        idents |= {t.text for t in params if t.kind == "ident"}
-        self.fns[name] = _Fn(name, attrs, idents, line_of(self.text, at.offset))
+        param_idents = {t.text for t in params if t.kind == "ident"}
+        idents |= param_idents
+        self.fns[name] = _Fn(
+            name,
+            attrs,
+            idents,
+            line_of(self.text, at.offset),
+            param_idents,
+            _bitcast_loads(body),
+        )
 
     # -- types and constant expressions --------------------------------------------------------
     def _type(self) -> WType:
@@ -492,6 +529,11 @@ class _Parser:
                         depth -= 1
                     expr.append(self._next())
                 value = self._eval(expr)
+                waiting = self._pending_in(expr)
+                if value is None and waiting:
+                    # Sized by an override given at pipeline creation: 1 until it is known.
+                    self.pending |= waiting
+                    value = 1
                 if value is None or value != int(value) or value <= 0:
                     raise self._err("array length must be a positive constant", tok)
                 count = int(value)
@@ -537,6 +579,12 @@ class _Parser:
         # Infinity and NaN are no constant WGSL accepts, and int() of them would raise.
         return value if isinstance(value, int) or math.isfinite(value) else None
 
+    def _pending_in(self, expr: list[Token]) -> set[str]:
+        """Default-less overrides without a given value that `expr` mentions."""
+        return {
+            t.text for t in expr if t.text in self.info.overrides and t.text not in self.info.consts
+        }
+
     # -- entry points ------------------------------------------------------------------------
     def _finish_entry_points(self) -> None:
         for fn in self.fns.values():
@@ -548,8 +596,13 @@ class _Parser:
                     f"{self.where}:{fn.line}: @compute fn '{fn.name}' has no @workgroup_size"
                 )
             size = []
+            needs: set[str] = set()
             for arg in wg_args[:3]:
                 v = self._eval(arg)
+                waiting = self._pending_in(arg)
+                if v is None and waiting:
+                    needs |= waiting
+                    v = 1
                 if v is None or v != int(v) or v <= 0:
                     text = " ".join(t.text for t in arg)
                     raise ReflectionError(
@@ -559,12 +612,24 @@ class _Parser:
                 size.append(int(v))
             while len(size) < 3:
                 size.append(1)
-            used = self._reachable_idents(fn.name)
+            used, bitcasts = self._reachable(fn.name)
             bindings = sorted(
                 (b for n, b in self.info.bindings.items() if n in used),
                 key=lambda b: (b.group, b.binding),
             )
             shared = tuple(v for n, v in self.info.workgroup_vars.items() if n in used)
+            for v in shared:
+                needs |= set(v.needs)
+            features = []
+            if self.info.uses_f16:
+                features.append("shader-f16")
+            if used & SUBGROUP_WORDS:
+                features.append("subgroup")
+            f32_bits = tuple(
+                b.name
+                for b in bindings
+                if b.name in bitcasts and b.element.kind == "atomic" and b.element.scalar == "u32"
+            )
             self.info.entry_points[fn.name] = EntryPoint(
                 fn.name,
                 (size[0], size[1], size[2]),
@@ -572,18 +637,40 @@ class _Parser:
                 fn.line,
                 workgroup_bytes=sum(v.footprint for v in shared),
                 workgroup_vars=shared,
+                needs=tuple(sorted(needs)),
+                reads_num_workgroups="num_workgroups" in fn.params,
+                features=tuple(features),
+                f32_bits=f32_bits,
             )
 
-    def _reachable_idents(self, root: str) -> set[str]:
-        seen_fns, idents, todo = {root}, set(), [root]
+    def _reachable(self, root: str) -> tuple[set[str], set[str]]:
+        """Identifiers of `root` and every function it calls, and the atomics they bitcast."""
+        seen_fns, idents, bitcasts, todo = {root}, set(), set(), [root]
         while todo:
             fn = self.fns[todo.pop()]
             idents |= fn.idents
+            bitcasts |= fn.bitcast_loads
             for word in fn.idents:
                 if word in self.fns and word not in seen_fns:
                     seen_fns.add(word)
                     todo.append(word)
-        return idents
+        return idents, bitcasts
+
+
+def _bitcast_loads(body: list[Token]) -> set[str]:
+    """Atomics a function uses as f32 bits: in a body that has `bitcast<f32>`, the X of every
+    `atomicLoad(&X...)` and `atomicCompareExchangeWeak(&X...)` (the CAS float-add pattern)."""
+    texts = [t.text for t in body]
+    casts_f32 = any(texts[i : i + 4] == ["bitcast", "<", "f32", ">"] for i in range(len(texts)))
+    if not casts_f32:
+        return set()
+    return {
+        body[i + 3].text
+        for i in range(len(texts) - 3)
+        if texts[i] in ("atomicLoad", "atomicCompareExchangeWeak")
+        and texts[i + 1 : i + 3] == ["(", "&"]
+        and body[i + 3].kind == "ident"
+    }
 
 
 def _split_commas(tokens: list[Token]) -> list[list[Token]]:
