@@ -28,7 +28,7 @@ from workbench.errors import (
     WorkbenchError,
 )
 from workbench.gpu.adapters import AdapterInfo, choose_adapter
-from workbench.gpu.device import BufferPlan, GpuContext, Timing
+from workbench.gpu.device import BufferPlan, DeviceBuffer, GpuContext, Timing
 from workbench.gpu.uniforms import default_value, pack_uniform, set_field
 from workbench.recipes import make_input
 from workbench.specs.base import Buffer, Cost, KernelSpec
@@ -600,6 +600,47 @@ class Session:
             result.timing,
             time.perf_counter() - t0,
         )
+
+    # -- buffers that stay on the device (pipelines) -------------------------------------------
+    def allocate(self, nbytes: int) -> DeviceBuffer:
+        """A zero-filled device buffer that outlives single dispatches."""
+        return self.gpu.new_buffer(nbytes)
+
+    def upload(self, buf: DeviceBuffer, array: np.ndarray | None) -> None:
+        """Replace a device buffer's contents with `array`'s bytes (None: zeros)."""
+        data = (
+            None
+            if array is None
+            else memoryview(np.ascontiguousarray(array).reshape(-1).view(np.uint8))
+        )
+        self.gpu.write(buf, data)
+
+    def download(self, bufs: Mapping[str, DeviceBuffer]) -> dict[str, memoryview]:
+        """The bytes of each device buffer."""
+        return self.gpu.read(dict(bufs))
+
+    def dispatch_on(
+        self,
+        kernel: Kernel,
+        uniforms: Mapping[str, Any],
+        storage: Mapping[str, DeviceBuffer],
+        grid: tuple[int, int, int],
+    ) -> tuple[float, str]:
+        """Dispatch `kernel` once over device buffers (by the kernel's binding names) with
+        `uniforms` packed by its declared types; returns (ms, "timestamp" or "wall")."""
+        self.gpu.require_features(kernel.features, kernel.name)
+        ep = kernel.entry_point
+        uniform_plans = []
+        for b in ep.bindings:
+            if b.space == "uniform":
+                data = pack_uniform(b.type, uniforms.get(b.name), b.name)
+                uniform_plans.append(BufferPlan(b, len(data), data))
+        sized = uniform_plans + [
+            BufferPlan(b, storage[b.name].nbytes) for b in ep.bindings if b.space != "uniform"
+        ]
+        folded = self.gpu.check_limits(sized, ep.workgroup_size, grid, kernel.name, entry=ep)
+        program = self._compile(kernel)
+        return self.gpu.dispatch_on(program, uniform_plans, dict(storage), folded)
 
 
 def _adhoc_uniform(t: WType, name: str, n: int) -> Any:

@@ -19,6 +19,7 @@ COMMANDS = (
     "workbench.cli.ui",
     "workbench.cli.info",
     "workbench.cli.run",
+    "workbench.cli.step",
     "workbench.cli.check",
     "workbench.cli.describe",
     "workbench.cli.fixtures",

@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 
 from workbench.cli.common import add_corpus_adapter, open_session, print_json
+from workbench.cli.step import list_pipelines
 from workbench.gpu.adapters import choose_adapter, list_adapters
 from workbench.gpu.device import GpuContext
 from workbench.session import Session
@@ -24,6 +25,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         "path", nargs="?", metavar="PATH", help="corpus folder (default: shipped kernels)"
     )
     add_corpus_adapter(p)
+    p.add_argument("--pipelines", action="store_true", help="list the pipelines and their steps")
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(handler=cmd_list)
 
@@ -115,6 +117,8 @@ def kernel_rows(session: Session) -> list[dict]:
 
 
 def cmd_list(args: argparse.Namespace) -> int:
+    if args.pipelines:
+        return list_pipelines(args.json)
     if args.path and not args.corpus:
         args.corpus = args.path
     session = open_session(args)

@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -113,6 +114,14 @@ class Program:
     layouts: list[Any]
     bindings: tuple[Binding, ...]
     entry: str
+
+
+@dataclass(frozen=True)
+class DeviceBuffer:
+    """A storage buffer that stays on the device between dispatches (a pipeline's buffers)."""
+
+    handle: Any
+    nbytes: int
 
 
 @dataclass
@@ -421,7 +430,7 @@ class GpuContext:
         import wgpu
 
         dev = self.device
-        try:
+        with self._gpu_errors():
             buffers = {}
             for p in plans:
                 usage = wgpu.BufferUsage.COPY_DST | wgpu.BufferUsage.COPY_SRC
@@ -469,6 +478,106 @@ class GpuContext:
             for buf in buffers.values():
                 buf.destroy()
             return DispatchResult(outputs, timing, grid)
+
+    # -- buffers that stay on the device ------------------------------------------------------
+    def new_buffer(self, nbytes: int) -> DeviceBuffer:
+        """A zero-filled storage buffer that can be written, bound and read back."""
+        import wgpu
+
+        usage = wgpu.BufferUsage.STORAGE | wgpu.BufferUsage.COPY_DST | wgpu.BufferUsage.COPY_SRC
+        with self._gpu_errors():
+            handle = self.device.create_buffer(size=max(16, (nbytes + 3) // 4 * 4), usage=usage)
+        return DeviceBuffer(handle, nbytes)
+
+    def write(self, buf: DeviceBuffer, data: bytes | memoryview | None) -> None:
+        """Replace the buffer's contents (None: zeros)."""
+        with self._gpu_errors():
+            if data is None:
+                enc = self.device.create_command_encoder()
+                enc.clear_buffer(buf.handle)
+                self.device.queue.submit([enc.finish()])
+                return
+            pad = (-len(data)) % 4
+            self.device.queue.write_buffer(
+                buf.handle, 0, bytes(data) + b"\0" * pad if pad else data
+            )
+
+    def read(self, bufs: dict[str, DeviceBuffer]) -> dict[str, memoryview]:
+        """Each buffer's contents (private writable copies), through the staging buffer."""
+        with self._gpu_errors():
+            return self._read_back({name: (b.handle, b.nbytes) for name, b in bufs.items()})
+
+    def dispatch_on(
+        self,
+        program: Program,
+        uniforms: Sequence[BufferPlan],
+        storage: dict[str, DeviceBuffer],
+        grid: tuple[int, int, int],
+    ) -> tuple[float, str]:
+        """One dispatch over buffers that stay on the device (`storage`, by binding name) and
+        fresh uniform buffers; returns its time in ms and how it was taken ("timestamp" or
+        "wall")."""
+        import wgpu
+
+        dev = self.device
+        with self._gpu_errors():
+            bound = {name: b.handle for name, b in storage.items()}
+            for p in uniforms:
+                usage = wgpu.BufferUsage.UNIFORM | wgpu.BufferUsage.COPY_DST
+                ubuf = dev.create_buffer(size=max(16, (p.nbytes + 3) // 4 * 4), usage=usage)
+                if p.data:
+                    dev.queue.write_buffer(ubuf, 0, p.data)
+                bound[p.binding.name] = ubuf
+            groups = [
+                dev.create_bind_group(
+                    layout=layout,
+                    entries=[
+                        {"binding": b.binding, "resource": {"buffer": bound[b.name]}}
+                        for b in program.bindings
+                        if b.group == g
+                    ],
+                )
+                for g, layout in enumerate(program.layouts)
+            ]
+            enc = dev.create_command_encoder()
+            ts = None
+            if self.has_timestamps:
+                qs = dev.create_query_set(type=wgpu.QueryType.timestamp, count=2)
+                resolve = dev.create_buffer(
+                    size=16, usage=wgpu.BufferUsage.QUERY_RESOLVE | wgpu.BufferUsage.COPY_SRC
+                )
+                ts = {
+                    "query_set": qs,
+                    "beginning_of_pass_write_index": 0,
+                    "end_of_pass_write_index": 1,
+                }
+            cp = enc.begin_compute_pass(timestamp_writes=ts) if ts else enc.begin_compute_pass()
+            cp.set_pipeline(program.pipeline)
+            for g, bg in enumerate(groups):
+                cp.set_bind_group(g, bg)
+            if all(v > 0 for v in grid):
+                cp.dispatch_workgroups(*grid)
+            cp.end()
+            t0 = time.perf_counter()
+            if ts is None:
+                dev.queue.submit([enc.finish()])
+                self._wait()
+                return (time.perf_counter() - t0) * 1e3, "wall"
+            enc.resolve_query_set(qs, 0, 2, resolve, 0)
+            dev.queue.submit([enc.finish()])
+            ticks = np.frombuffer(self._read_back({"t": (resolve, 16)})["t"], np.uint64)
+            resolve.destroy()
+            qs.destroy()
+            ms = float(int(ticks[1]) - int(ticks[0])) * self.timestamp_period_ns / 1e6
+            return ms, "timestamp"
+
+    @contextmanager
+    def _gpu_errors(self) -> Iterator[None]:
+        """wgpu's errors as the tool's: device lost, or a one-line GPU failure."""
+        import wgpu
+
+        try:
+            yield
         except wgpu.GPUError as exc:
             text = str(exc)
             if "lost" in text.lower():

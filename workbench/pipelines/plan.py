@@ -1,0 +1,377 @@
+"""A pipeline checked against a corpus and made concrete, with no GPU work: dims resolved, each
+step's kernel, spec, dims, uniforms, grid and binding → buffer map, every buffer's size, and the
+buffers' starting contents.
+
+For a kernel with a spec, a step's uniforms and grid come from the spec at the pipeline's dims
+(a spec dim the pipeline does not name takes the spec's default) unless the step overrides them;
+an ad-hoc kernel's step writes them. Every mistake is one `PipelineError` naming file, step and
+field, raised before anything touches the GPU.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from workbench.errors import UserError
+from workbench.gpu.uniforms import pack_uniform
+from workbench.pipelines import exprs
+from workbench.pipelines.model import Branch, Pipeline, PipelineError, StepDef
+from workbench.recipes import make_input
+from workbench.session import Session, shipped_corpus
+from workbench.specs.base import Buffer, KernelSpec
+from workbench.wgsl.corpus import Kernel
+
+
+@dataclass(frozen=True)
+class PlannedBuffer:
+    name: str
+    shape: tuple[int, ...]
+    axes: tuple[str, ...]
+    dtype: str
+
+    @property
+    def nbytes(self) -> int:
+        return int(np.prod(self.shape, dtype=np.int64)) * np.dtype(self.dtype).itemsize
+
+
+@dataclass(frozen=True)
+class View:
+    """How a step's spec sees one buffer: the leading elements in the spec's shape."""
+
+    buffer: str
+    shape: tuple[int, ...]
+    axes: tuple[str, ...]
+
+    def of(self, array: np.ndarray) -> np.ndarray:
+        count = int(np.prod(self.shape, dtype=np.int64))
+        return array.reshape(-1)[:count].reshape(self.shape)
+
+
+@dataclass(frozen=True)
+class PlannedStep:
+    index: int  # 1-based position in the stepped sequence
+    where: str
+    kernel: Kernel
+    spec: KernelSpec | None
+    dims: dict[str, int]  # the spec's dims at this step ({} for an ad-hoc kernel)
+    uniforms: dict[str, Any]  # by the kernel's binding name
+    grid: tuple[int, int, int]
+    bind: dict[str, str]  # kernel binding name -> buffer
+    views: dict[str, View]  # spec binding name -> view (spec kernels only)
+    writes: tuple[str, ...]  # buffers bound read_write
+    zero: tuple[str, ...]  # buffers the spec wants zero-filled before the step
+
+    @property
+    def name(self) -> str:
+        return self.kernel.name
+
+
+@dataclass(frozen=True)
+class PipelinePlan:
+    pipeline: Pipeline
+    branch: str | None
+    dims: dict[str, int]
+    buffers: dict[str, PlannedBuffer]
+    steps: tuple[PlannedStep, ...]
+
+    @property
+    def name(self) -> str:
+        return self.pipeline.name
+
+    def initial(self) -> dict[str, np.ndarray]:
+        """Every buffer's starting contents (deterministic: seeds come from the recipes or the
+        buffer's position in the file)."""
+        return make_initial(self.pipeline, self.buffers, self.dims)
+
+
+def plan(
+    pipeline: Pipeline,
+    session: Session,
+    dims: Mapping[str, int] | None = None,
+    branch: str | None = None,
+) -> PipelinePlan:
+    """Check the whole file (every branch, every buffer's recipe) and plan the chosen path."""
+    file = pipeline.file
+    if branch is not None and branch not in pipeline.branches:
+        names = ", ".join(pipeline.branches) or "none"
+        raise UserError(f"{file}: --branch {branch}: no such branch; branches: {names}")
+    resolved = resolve_dims(pipeline, dims or {})
+    buffers = {name: _buffer(pipeline, b.name, resolved) for name, b in pipeline.buffers.items()}
+    make_initial(pipeline, buffers, resolved)
+    paths = {None: _sequence(pipeline, None)} | {
+        name: _sequence(pipeline, pipeline.branches[name]) for name in pipeline.branches
+    }
+    planned: dict[str | None, tuple[PlannedStep, ...]] = {}
+    for key, defs in paths.items():
+        planned[key] = tuple(
+            _step(pipeline, session, d, i + 1, resolved, buffers) for i, d in enumerate(defs)
+        )
+    return PipelinePlan(pipeline, branch, resolved, buffers, planned[branch])
+
+
+def resolve_dims(pipeline: Pipeline, given: Mapping[str, int]) -> dict[str, int]:
+    """The pipeline's dims with `given` overriding them, limits checked."""
+    file = pipeline.file
+    unknown = sorted(set(given) - set(pipeline.dims))
+    if unknown:
+        raise UserError(
+            f"{file}: --dim {unknown[0]}: the pipeline has no such dim; its dims are "
+            f"{', '.join(pipeline.dims) or 'none'}"
+        )
+    out: dict[str, int] = {k: int(v) for k, v in given.items()}
+
+    def value(name: str) -> int:
+        if name not in out:
+            d = pipeline.dims[name]
+            deps = exprs.names(d.default) if isinstance(d.default, str) else set()
+            env = {dep: value(dep) for dep in deps}
+            try:
+                out[name] = exprs.evaluate(d.default, env)
+            except exprs.ExprError as exc:
+                raise PipelineError(file, f"dims.{name}", str(exc)) from None
+        return out[name]
+
+    for name, d in pipeline.dims.items():
+        v = value(name)
+        lo = d.lo if d.lo is not None else 0
+        if v < lo or (d.hi is not None and v > d.hi):
+            hi = d.hi if d.hi is not None else "any"
+            raise PipelineError(
+                file,
+                f"dims.{name}",
+                f"{v} is outside [{lo}, {hi}]" + (f" ({d.doc})" if d.doc else ""),
+            )
+    return {name: out[name] for name in pipeline.dims}
+
+
+def _sequence(pipeline: Pipeline, branch: Branch | None) -> list[StepDef]:
+    steps = list(pipeline.steps)
+    if branch is None:
+        return steps
+    ids = [s.id for s in steps]
+    start = ids.index(branch.replaces[0])
+    return steps[:start] + list(branch.steps) + steps[start + len(branch.replaces) :]
+
+
+def _buffer(pipeline: Pipeline, name: str, dims: Mapping[str, int]) -> PlannedBuffer:
+    b = pipeline.buffers[name]
+    shape = []
+    for s in b.shape:
+        try:
+            v = exprs.evaluate(s, dims)
+        except exprs.ExprError as exc:
+            raise PipelineError(pipeline.file, f"buffers.{name}.shape", str(exc)) from None
+        if v < 0:
+            raise PipelineError(pipeline.file, f"buffers.{name}.shape", f"{s!r} is {v}, below 0")
+        shape.append(v)
+    axes = tuple(
+        s if isinstance(s, str) and s.isidentifier() else f"i{k}" for k, s in enumerate(b.shape)
+    )
+    return PlannedBuffer(name, tuple(shape), axes, b.dtype)
+
+
+def make_initial(
+    pipeline: Pipeline, buffers: Mapping[str, PlannedBuffer], dims: Mapping[str, int]
+) -> dict[str, np.ndarray]:
+    out: dict[str, np.ndarray] = {}
+    for idx, (name, b) in enumerate(pipeline.buffers.items()):
+        if b.init.startswith("copy:"):
+            continue
+        where = f"buffers.{name}.init"
+        try:
+            recipe = b.init.format(**dims)
+        except (KeyError, IndexError, ValueError) as exc:
+            raise PipelineError(
+                pipeline.file, where, f"{b.init!r}: {{…}} must name a dim ({exc})"
+            ) from None
+        p = buffers[name]
+        try:
+            out[name] = np.ascontiguousarray(make_input(recipe, p.shape, p.dtype, idx, where))
+        except UserError as exc:
+            message = str(exc).removeprefix(f"{where}: ")
+            raise PipelineError(pipeline.file, where, message) from None
+    for name, b in pipeline.buffers.items():
+        if b.init.startswith("copy:"):
+            out[name] = out[b.init[5:].strip()].copy()
+    return {name: out[name] for name in pipeline.buffers}
+
+
+def _step(
+    pipeline: Pipeline,
+    session: Session,
+    d: StepDef,
+    index: int,
+    dims: Mapping[str, int],
+    buffers: Mapping[str, PlannedBuffer],
+) -> PlannedStep:
+    def fail(field: str, message: str) -> PipelineError:
+        return PipelineError(pipeline.file, f"{d.where} {field}", message)
+
+    try:
+        kernel = session.kernel(d.kernel)
+        if kernel.problem or kernel.entry_point is None:
+            raise UserError(kernel.problem or "no @compute entry point could be reflected")
+        spec = session.spec(kernel)
+    except UserError as exc:
+        raise fail("kernel", str(exc)) from None
+    bindings = kernel.entry_point.bindings
+    names = _spec_names(kernel, spec)
+    storage = [b for b in bindings if b.space != "uniform"]
+    uniform_bindings = [b for b in bindings if b.space == "uniform"]
+    known = {names[b.name]: b for b in bindings}
+    for key, buf in d.bind.items():
+        if key not in known:
+            raise fail(
+                f"bind.{key}", f"{d.kernel} has no binding {key!r}; bindings: {', '.join(known)}"
+            )
+        if known[key].space == "uniform":
+            raise fail(f"bind.{key}", f"{key} is a uniform: set it under uniforms, not bind")
+        if buf not in buffers:
+            raise fail(f"bind.{key}", f"no buffer {buf!r}; buffers: {', '.join(buffers)}")
+    for b in storage:
+        if names[b.name] not in d.bind:
+            raise fail(
+                f"bind.{names[b.name]}",
+                f"binding {names[b.name]!r} of {d.kernel} is not bound; bind it to a buffer",
+            )
+    bind = {b.name: d.bind[names[b.name]] for b in storage}
+    env = dict(dims)
+    views: dict[str, View] = {}
+    zero: tuple[str, ...] = ()
+    uniforms: dict[str, Any] = {}
+    grid: tuple[int, ...] | None = None
+    step_dims: dict[str, int] = {}
+    if spec is not None:
+        step_dims, spec_uniforms, grid, spec_buffers = _spec_parts(d, spec, dims, fail)
+        env |= step_dims
+        uniforms = {
+            b.name: spec_uniforms[names[b.name]]
+            for b in uniform_bindings
+            if names[b.name] in spec_uniforms
+        }
+        for b in storage:
+            key, have = names[b.name], buffers[bind[b.name]]
+            want = spec_buffers[key]
+            want_bytes = want.count * np.dtype(want.dtype).itemsize
+            if have.dtype != np.dtype(want.dtype).name:
+                raise fail(
+                    f"bind.{key}",
+                    f"buffer {have.name} holds {have.dtype}, {d.kernel} expects {want.dtype}",
+                )
+            if have.nbytes < want_bytes:
+                raise fail(
+                    f"bind.{key}",
+                    f"buffer {have.name} ({_shape(have.shape)} {have.dtype}, {have.nbytes:,} bytes) "
+                    f"is too small: {d.kernel} expects {_shape(want.shape)} ({want_bytes:,} bytes) "
+                    f"at {', '.join(f'{k}={v}' for k, v in step_dims.items())}",
+                )
+            views[key] = View(have.name, want.shape, tuple(a for a, _ in want.axes))
+        zero = tuple(bind[b.name] for b in storage if names[b.name] in spec.zeroed)
+    else:
+        if d.dims:
+            raise fail(f"dims.{next(iter(d.dims))}", f"{d.kernel} has no spec, so no dims to set")
+        for b in storage:
+            have, need = buffers[bind[b.name]], b.fixed_size or b.element_stride
+            if have.nbytes < need:
+                raise fail(
+                    f"bind.{b.name}",
+                    f"buffer {have.name} ({have.nbytes:,} bytes) is too small for {b.type.text} "
+                    f"({need:,} bytes at least)",
+                )
+    for key, value in d.uniforms.items():
+        b = known.get(key)
+        if b is None or b.space != "uniform":
+            raise fail(f"uniforms.{key}", f"{d.kernel} has no uniform {key!r}")
+        uniforms[b.name] = _uniform_value(value, env, lambda m, k=key: fail(f"uniforms.{k}", m))
+    for b in uniform_bindings:
+        key = names[b.name]
+        if b.name not in uniforms:
+            raise fail(
+                f"uniforms.{key}", f"uniform {key!r} of {d.kernel} is not set; write uniforms.{key}"
+            )
+        try:
+            pack_uniform(b.type, uniforms[b.name], key)
+        except UserError as exc:
+            raise fail(f"uniforms.{key}", str(exc)) from None
+    if d.grid is not None:
+        try:
+            grid = tuple([exprs.evaluate(g, env) for g in d.grid] + [1, 1])[:3]
+        except exprs.ExprError as exc:
+            raise fail("grid", str(exc)) from None
+    if grid is None:
+        raise fail("grid", f"{d.kernel} has no spec: write grid = [X, Y, Z] (expressions of dims)")
+    if any(g < 0 for g in grid):
+        raise fail("grid", f"{list(grid)} has a negative size")
+    writes = tuple(dict.fromkeys(bind[b.name] for b in storage if b.access == "read_write"))
+    return PlannedStep(
+        index,
+        d.where,
+        kernel,
+        spec,
+        step_dims,
+        uniforms,
+        grid,
+        bind,
+        views,
+        writes,
+        zero,  # type: ignore[arg-type]
+    )
+
+
+def _spec_names(kernel: Kernel, spec: KernelSpec | None) -> dict[str, str]:
+    """Kernel binding name -> the spec's name for it (the shipped kernel's, by group/binding)."""
+    own = {b.name: b.name for b in kernel.entry_point.bindings}
+    if spec is None:
+        return own
+    shipped = next(k for k in shipped_corpus().kernels if k.name == spec.name)
+    by_slot = {(b.group, b.binding): b.name for b in shipped.entry_point.bindings}
+    return {b.name: by_slot.get((b.group, b.binding), b.name) for b in kernel.entry_point.bindings}
+
+
+def _spec_parts(
+    d: StepDef, spec: KernelSpec, dims: Mapping[str, int], fail: Callable[[str, str], Exception]
+) -> tuple[dict[str, int], dict[str, Any], tuple[int, int, int], dict[str, Buffer]]:
+    """The step's spec dims (pipeline dims by name, step overrides), uniforms, grid and buffers."""
+    known = [x.name for x in spec.dims]
+    given = {k: v for k, v in dims.items() if k in known}
+    for key, value in d.dims.items():
+        if key not in known:
+            raise fail(
+                f"dims.{key}", f"{spec.name} has no dim {key!r}; its dims: {', '.join(known)}"
+            )
+        try:
+            given[key] = exprs.evaluate(value, dims)
+        except exprs.ExprError as exc:
+            raise fail(f"dims.{key}", str(exc)) from None
+    try:
+        resolved = spec.resolve_dims(given)
+        buffers = spec.buffers(resolved)
+        uniforms = dict(spec.uniforms(resolved))
+        grid = tuple(int(v) for v in spec.grid(resolved))
+    except UserError as exc:
+        raise fail("dims", str(exc)) from None
+    return resolved, uniforms, grid, buffers  # type: ignore[return-value]
+
+
+def _uniform_value(value: Any, env: Mapping[str, int], fail: Callable[[str], Exception]) -> Any:
+    """Numbers as written; strings are expressions of dims; lists and tables element by element."""
+    if isinstance(value, list):
+        return [_uniform_value(v, env, fail) for v in value]
+    if isinstance(value, dict):
+        return {k: _uniform_value(v, env, fail) for k, v in value.items()}
+    if isinstance(value, str):
+        try:
+            return exprs.evaluate(value, env)
+        except exprs.ExprError as exc:
+            raise fail(str(exc)) from None
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise fail(f"{value!r} is not a number")
+    return value
+
+
+def _shape(shape: tuple[int, ...]) -> str:
+    return "x".join(map(str, shape)) or "scalar"
