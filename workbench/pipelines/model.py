@@ -323,9 +323,7 @@ def _check_cycles(file: str, dims: dict[str, DimDef]) -> None:
             return
         if state.get(name) == 1:
             loop = " -> ".join([*path[path.index(name) :], name])
-            raise PipelineError(
-                file, f"dims.{path[path.index(name)]}", f"dim cycle {loop}; give one a number"
-            )
+            raise PipelineError(file, f"dims.{name}", f"dim cycle {loop}; give one a number")
         state[name] = 1
         for dep in sorted(deps.get(name, ())):
             visit(dep, [*path, name])

@@ -77,15 +77,13 @@ class PipelinePlan:
     dims: dict[str, int]
     buffers: dict[str, PlannedBuffer]
     steps: tuple[PlannedStep, ...]
+    # Every buffer's starting contents (deterministic: seeds come from the recipes or the
+    # buffer's position in the file); never written to.
+    initial: dict[str, np.ndarray]
 
     @property
     def name(self) -> str:
         return self.pipeline.name
-
-    def initial(self) -> dict[str, np.ndarray]:
-        """Every buffer's starting contents (deterministic: seeds come from the recipes or the
-        buffer's position in the file)."""
-        return make_initial(self.pipeline, self.buffers, self.dims)
 
 
 def plan(
@@ -101,7 +99,17 @@ def plan(
         raise UserError(f"{file}: --branch {branch}: no such branch; branches: {names}")
     resolved = resolve_dims(pipeline, dims or {})
     buffers = {name: _buffer(pipeline, b.name, resolved) for name, b in pipeline.buffers.items()}
-    make_initial(pipeline, buffers, resolved)
+    initial = _initial_contents(pipeline, buffers, resolved)
+    for a in pipeline.agree:
+        if a.pair is not None:
+            x, y = (buffers[n] for n in a.pair)
+            if x.shape != y.shape:
+                raise PipelineError(
+                    file,
+                    f"agree {a.index} pair",
+                    f"{x.name} is {_shape(x.shape)} and {y.name} is {_shape(y.shape)}; "
+                    "a pair must have one shape",
+                )
     paths = {None: _sequence(pipeline, None)} | {
         name: _sequence(pipeline, pipeline.branches[name]) for name in pipeline.branches
     }
@@ -110,7 +118,7 @@ def plan(
         planned[key] = tuple(
             _step(pipeline, session, d, i + 1, resolved, buffers) for i, d in enumerate(defs)
         )
-    return PipelinePlan(pipeline, branch, resolved, buffers, planned[branch])
+    return PipelinePlan(pipeline, branch, resolved, buffers, planned[branch], initial)
 
 
 def resolve_dims(pipeline: Pipeline, given: Mapping[str, int]) -> dict[str, int]:
@@ -174,7 +182,7 @@ def _buffer(pipeline: Pipeline, name: str, dims: Mapping[str, int]) -> PlannedBu
     return PlannedBuffer(name, tuple(shape), axes, b.dtype)
 
 
-def make_initial(
+def _initial_contents(
     pipeline: Pipeline, buffers: Mapping[str, PlannedBuffer], dims: Mapping[str, int]
 ) -> dict[str, np.ndarray]:
     out: dict[str, np.ndarray] = {}

@@ -83,7 +83,7 @@ class Stepper:
     ) -> None:
         self.session = session
         self.plan = plan
-        self.initial = plan.initial()
+        self.initial = plan.initial
         self.history = History(self.initial, cap_bytes)
         self.records: list[StepRecord] = []
         self._chain = float64_chain(plan, self.initial) if divergence else None
@@ -189,6 +189,12 @@ class Stepper:
                 f"{self.plan.name} has no buffer {buffer!r}; buffers: {', '.join(self.plan.buffers)}"
             )
         return self.history.state(self.position if step is None else step)[buffer]
+
+    def on_device(self, buffer: str) -> np.ndarray:
+        """A buffer's contents read back from the device now: what the next step will see."""
+        b = self.plan.buffers[buffer]
+        raw = self.session.download({buffer: self._device[buffer]})[buffer]
+        return np.frombuffer(raw, dtype=b.dtype).reshape(b.shape)
 
     def changed_at(self, step: int) -> dict[str, int]:
         """Buffers step `step` wrote, with the count of elements it changed."""
