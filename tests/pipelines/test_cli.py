@@ -52,9 +52,9 @@ def test_step_text_to_a_step_with_dims_and_a_branch(cli) -> None:
     ("args", "message"),
     [
         (["nosuch"], "no pipeline named 'nosuch'; shipped pipelines: attention"),
-        (["gelu", "--branch", "nope"], "--branch nope: no such branch"),
+        (["gelu", "--branch", "nope"], "gelu.toml: no branch 'nope'; branches: none"),
         (["gelu", "--to", "3"], "--to 3: gelu has steps 1 to 2"),
-        (["gelu", "--dim", "width=3"], "--dim width: the pipeline has no such dim"),
+        (["gelu", "--dim", "width=3"], "no dim 'width' in this pipeline; its dims are seq, d_ff"),
         (["attention", "--dim", "seq=2048"], "dims.seq: 2048 is outside [1, 1024]"),
         (["gelu", "--cap", "lots"], "--cap 'lots': give a size"),
         (

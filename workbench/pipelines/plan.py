@@ -96,7 +96,7 @@ def plan(
     file = pipeline.file
     if branch is not None and branch not in pipeline.branches:
         names = ", ".join(pipeline.branches) or "none"
-        raise UserError(f"{file}: --branch {branch}: no such branch; branches: {names}")
+        raise UserError(f"{file}: no branch {branch!r}; branches: {names}")
     resolved = resolve_dims(pipeline, dims or {})
     buffers = {name: _buffer(pipeline, b.name, resolved) for name, b in pipeline.buffers.items()}
     initial = _initial_contents(pipeline, buffers, resolved)
@@ -127,7 +127,7 @@ def resolve_dims(pipeline: Pipeline, given: Mapping[str, int]) -> dict[str, int]
     unknown = sorted(set(given) - set(pipeline.dims))
     if unknown:
         raise UserError(
-            f"{file}: --dim {unknown[0]}: the pipeline has no such dim; its dims are "
+            f"{file}: no dim {unknown[0]!r} in this pipeline; its dims are "
             f"{', '.join(pipeline.dims) or 'none'}"
         )
     out: dict[str, int] = {k: int(v) for k, v in given.items()}
