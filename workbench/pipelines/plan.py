@@ -331,9 +331,10 @@ def _step(
 
 
 def _spec_names(kernel: Kernel, spec: KernelSpec | None) -> dict[str, str]:
-    """Kernel binding name -> the spec's name for it (the shipped kernel's, by group/binding)."""
+    """Kernel binding name -> the spec's name for it (a shipped spec's names are the shipped
+    kernel's, matched by group and binding)."""
     own = {b.name: b.name for b in kernel.entry_point.bindings}
-    if spec is None:
+    if spec is None or spec.described:  # a workbench.toml description uses the kernel's names
         return own
     shipped = next(k for k in shipped_corpus().kernels if k.name == spec.name)
     by_slot = {(b.group, b.binding): b.name for b in shipped.entry_point.bindings}
