@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
@@ -28,7 +28,9 @@ from workbench.errors import (
     WorkbenchError,
 )
 from workbench.gpu.adapters import AdapterInfo, choose_adapter
-from workbench.gpu.device import BufferPlan, DeviceBuffer, GpuContext, Timing
+from workbench.gpu.device import Bound, BufferPlan, DeviceBuffer, GpuContext
+from workbench.gpu.roofline import Roofline, roofline
+from workbench.gpu.timing import Budget, ClockCheck, Timing
 from workbench.gpu.uniforms import default_value, pack_uniform, set_field
 from workbench.recipes import make_input
 from workbench.specs.base import Buffer, Cost, KernelSpec
@@ -69,6 +71,7 @@ class Case:
     uniforms: dict[str, Any]
     grid: tuple[int, int, int]
     notes: list[str] = field(default_factory=list)
+    overrides: dict[str, float] = field(default_factory=dict)  # pipeline constants, by name
 
     @property
     def name(self) -> str:
@@ -511,28 +514,15 @@ class Session:
             )
 
     # -- running -------------------------------------------------------------------------------
-    def _compile(self, kernel: Kernel) -> Any:
+    def _compile(self, kernel: Kernel, overrides: Mapping[str, float] | None = None) -> Any:
         text, smap = kernel.assemble(self.adapter.features)
         ep = kernel.entry_point
-        return self.gpu.compile(text, smap, ep.name, ep.bindings, kernel.file)
+        return self.gpu.compile(
+            text, smap, ep.name, ep.bindings, kernel.file, dict(overrides or {})
+        )
 
-    def run(
-        self,
-        case: Case | str,
-        reps: int = 0,
-        warmup: int = 1,
-        rtol: float | None = None,
-        atol: float | None = None,
-        reference: bool = True,
-        progress: Callable[[str, float], None] | None = None,
-        cancelled: Callable[[], bool] | None = None,
-        **case_args: Any,
-    ) -> Run:
-        """Dispatch `case` (or build one from a kernel name and `case_args`) and compare it."""
-        if isinstance(case, str):
-            case = self.case(case, **case_args)
-        t0 = time.perf_counter()
-        say = progress or (lambda _msg, _frac: None)
+    def _buffer_plans(self, case: Case) -> tuple[list[BufferPlan], tuple[int, int, int]]:
+        """What to upload for each binding, and the grid as it will be dispatched."""
         k = case.kernel
         self.gpu.require_features(k.features, k.name)
         plans = []
@@ -552,8 +542,62 @@ class Session:
         grid = self.gpu.check_limits(
             plans, k.entry_point.workgroup_size, case.grid, k.name, entry=k.entry_point
         )
+        return plans, grid
+
+    def _bind(self, case: Case) -> Bound:
+        plans, grid = self._buffer_plans(case)
+        return self.gpu.bind(self._compile(case.kernel, case.overrides), plans, grid)
+
+    def time_cases(
+        self,
+        cases: Sequence[Case],
+        budget: Budget,
+        progress: Callable[[int, int], None] | None = None,
+        cancelled: Callable[[], bool] | None = None,
+    ) -> list[Timing]:
+        """Time cases interleaved (A B A B …) within a budget, one Timing each (no read-back)."""
+        bounds: list[Bound] = []
+        try:
+            for case in cases:
+                bounds.append(self._bind(case))
+            return self.gpu.time(bounds, budget, progress, cancelled)
+        finally:
+            for b in bounds:
+                b.release()
+
+    def clock_check(self, case: Case, pass_ms: float) -> ClockCheck | None:
+        """The timestamp clock against the host clock on `case` (None: no timestamps)."""
+        bound = self._bind(case)
+        try:
+            return self.gpu.clock_check(bound, pass_ms)
+        finally:
+            bound.release()
+
+    def roofline(self, budget: Budget | None = None) -> Roofline:
+        """This adapter's measured roofline (measured once per process)."""
+        return roofline(self.gpu, budget)
+
+    def run(
+        self,
+        case: Case | str,
+        reps: int = 0,
+        warmup: int = 1,
+        rtol: float | None = None,
+        atol: float | None = None,
+        reference: bool = True,
+        progress: Callable[[str, float], None] | None = None,
+        cancelled: Callable[[], bool] | None = None,
+        **case_args: Any,
+    ) -> Run:
+        """Dispatch `case` (or build one from a kernel name and `case_args`) and compare it."""
+        if isinstance(case, str):
+            case = self.case(case, **case_args)
+        t0 = time.perf_counter()
+        say = progress or (lambda _msg, _frac: None)
+        k = case.kernel
+        plans, grid = self._buffer_plans(case)
         say("compiling", 0.05)
-        program = self._compile(k)
+        program = self._compile(k, case.overrides)
         say("dispatching", 0.15)
         result = self.gpu.dispatch(
             program,

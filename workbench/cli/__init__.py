@@ -22,6 +22,7 @@ COMMANDS = (
     "workbench.cli.step",
     "workbench.cli.check",
     "workbench.cli.describe",
+    "workbench.cli.bench",
     "workbench.cli.fixtures",
     "workbench.cli.inside",
 )

@@ -23,14 +23,17 @@ def add_corpus_adapter(p: argparse.ArgumentParser) -> None:
     )
 
 
-def add_case_options(p: argparse.ArgumentParser, kernel_optional: bool = False) -> None:
-    """The options that describe a case: the same for run, check and record.
+def add_case_options(
+    p: argparse.ArgumentParser, kernel_optional: bool = False, many: bool = False
+) -> None:
+    """The options that describe a case: the same for run, check, record and bench.
 
-    `kernel_optional` makes KERNEL optional, for a command that may name none (check --all).
+    `kernel_optional` makes KERNEL optional, for a command that may name none (check --all);
+    `many` takes one or more kernels (bench).
     """
     p.add_argument(
         "kernel",
-        nargs="?" if kernel_optional else None,
+        nargs="?" if kernel_optional else ("+" if many else None),
         metavar="KERNEL",
         help="kernel name (FILE:NAME when ambiguous)",
     )

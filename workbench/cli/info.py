@@ -1,7 +1,8 @@
 """`workbench adapters` and `workbench list`: what the machine has, what the corpus holds.
 
 `adapters` probes each adapter once (a device and a trivial compute pipeline), so one that lists but
-cannot run compute shaders is marked, and the default it shows is chosen knowing that.
+cannot run compute shaders is marked, and the default it shows is chosen knowing that. With
+`--roofline` it also measures each adapter's memory bandwidth and FMA rate (`workbench.gpu.roofline`).
 """
 
 from __future__ import annotations
@@ -12,13 +13,20 @@ from workbench.cli.common import add_corpus_adapter, open_session, print_json
 from workbench.cli.step import list_pipelines
 from workbench.gpu.adapters import choose_adapter, list_adapters
 from workbench.gpu.device import GpuContext
+from workbench.gpu.roofline import roofline
 from workbench.session import Session
+from workbench.units import fmt_ms, fmt_rate
 from workbench.wgsl.corpus import Kernel
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("adapters", help="list the GPU adapters wgpu can use")
     p.add_argument("--json", action="store_true", help="print JSON")
+    p.add_argument(
+        "--roofline",
+        action="store_true",
+        help="measure each adapter's memory bandwidth and FMA rate (a few seconds each)",
+    )
     p.set_defaults(handler=cmd_adapters)
     p = sub.add_parser("list", help="list every kernel of a corpus with its status")
     p.add_argument(
@@ -41,10 +49,14 @@ def cmd_adapters(args: argparse.Namespace) -> int:
                 subgroup = ctx.subgroup_size
             except Exception:  # a broken adapter still gets listed, without the measurement
                 subgroup = None
-        rows.append(
-            a.to_json()
-            | {"subgroup_size": subgroup, "compute": problem is None, "problem": problem}
-        )
+        row = a.to_json() | {
+            "subgroup_size": subgroup,
+            "compute": problem is None,
+            "problem": problem,
+        }
+        if args.roofline:
+            row["roofline"] = roofline(ctx).to_json() if problem is None else None
+        rows.append(row)
     # Chosen after the probes, so an adapter that cannot run compute shaders is not the default.
     default = choose_adapter()
     for r in rows:
@@ -71,8 +83,30 @@ def cmd_adapters(args: argparse.Namespace) -> int:
             if f in r["features"]
         ]
         print(f"     features: {', '.join(useful) or 'none of f16/subgroup/timestamps'}")
+        if r.get("roofline"):
+            print_roofline(r["roofline"])
     print("(* = default choice)")
     return 0
+
+
+def print_roofline(roof: dict) -> None:
+    """The measured ceilings with the kernels, sizes and method they came from."""
+    print(
+        f"     roofline: {fmt_rate(roof['bandwidth_gb_s'], 'B')} memory "
+        f"(best of {', '.join(c['kernel'] for c in roof['copies'])}: {roof['bandwidth_kernel']}), "
+        f"{fmt_rate(roof['peak_gflop_s'], 'FLOP')} FMA; ridge {roof['ridge_flop_per_byte']:.3g} "
+        f"FLOP/B; {roof['method']}"
+    )
+    for c in roof["copies"]:
+        print(
+            f"       {c['kernel']:<13} {fmt_rate(c['rate'], 'B'):>11}  "
+            f"median {fmt_ms(c['timing']['median_ms'])} of {c['timing']['reps']}  {c['size']}"
+        )
+    f = roof["fma"]
+    print(
+        f"       {f['kernel']:<13} {fmt_rate(f['rate'], 'FLOP'):>11}  "
+        f"median {fmt_ms(f['timing']['median_ms'])} of {f['timing']['reps']}  {f['size']}"
+    )
 
 
 def kernel_rows(session: Session) -> list[dict]:

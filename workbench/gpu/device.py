@@ -4,9 +4,10 @@ The device is requested with the adapter's own limits (not wgpu's defaults) and 
 kernel may need that the adapter has. Limits are checked before anything is allocated, so an
 oversized dimension is refused with the limit and the binding named. Workgroup memory is checked
 against max-compute-workgroup-storage-size before a pipeline is made: WebGPU requires that check, but
-some drivers (lavapipe) skip it and run an oversized `var<workgroup>` anyway. Timing uses timestamp
-queries when the adapter has them (period read from the queue) and wall-clock time otherwise,
-labelled as such. An adapter that lists but cannot run compute shaders (an OpenGL 3.3 driver) is
+some drivers (lavapipe) skip it and run an oversized `var<workgroup>` anyway. A program is bound to
+its buffers once (`bind`) and then encoded as often as timing needs; how passes are timed (timestamp
+queries when the adapter has them, period read from the queue, the wall clock otherwise, labelled as
+such) lives in `workbench.gpu.timing`. An adapter that lists but cannot run compute shaders (an OpenGL 3.3 driver) is
 found by a cheap probe whose answer `choose_adapter` remembers.
 """
 
@@ -37,6 +38,8 @@ from workbench.gpu.adapters import (
     quiet_mesa,
     raw_adapter,
 )
+from workbench.gpu.timing import Budget, ClockCheck, Timing, clock_check, flush_size, time_passes
+from workbench.gpu.timing import time_reps as _time_reps
 from workbench.wgsl.diagnostics import map_compile_error
 from workbench.wgsl.reflect import Binding, EntryPoint, reflect
 from workbench.wgsl.sourcemap import SourceMap
@@ -52,10 +55,6 @@ _COMPUTE_PROBE = "@compute @workgroup_size(1)\nfn main() {}\n"
 # WebGPU's default limits, used where an adapter does not report one.
 _DEFAULT_WORKGROUP_STORAGE = 16384
 _DEFAULT_UNIFORM_BUFFERS = 12
-# Timed repetitions go to the GPU in chunks so a run can be cancelled and report progress: at
-# most 32 passes, and no more than about a quarter second of work, judged from the warm-up.
-_REPS_PER_SUBMIT = 32
-_SECONDS_PER_SUBMIT = 0.25
 
 
 @dataclass(frozen=True)
@@ -66,44 +65,6 @@ class BufferPlan:
     nbytes: int
     data: bytes | memoryview | None = None
     read: bool = False
-
-
-@dataclass(frozen=True)
-class Timing:
-    """Per-dispatch times of the timed repetitions, in milliseconds."""
-
-    method: str  # "timestamp" (GPU timestamp queries) or "wall" (host clock around each submit)
-    samples_ms: tuple[float, ...]
-    warmup: int
-
-    @property
-    def reps(self) -> int:
-        return len(self.samples_ms)
-
-    def _pct(self, q: float) -> float:
-        return float(np.percentile(self.samples_ms, q)) if self.samples_ms else math.nan
-
-    @property
-    def median_ms(self) -> float:
-        return self._pct(50)
-
-    @property
-    def p10_ms(self) -> float:
-        return self._pct(10)
-
-    @property
-    def p90_ms(self) -> float:
-        return self._pct(90)
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "median_ms": self.median_ms,
-            "p10_ms": self.p10_ms,
-            "p90_ms": self.p90_ms,
-            "reps": self.reps,
-            "warmup": self.warmup,
-            "method": self.method,
-        }
 
 
 @dataclass
@@ -150,6 +111,7 @@ class GpuContext:
     _subgroup_size: int | None = None
     _period: float | None = None
     _device_error: str | None = None  # why the device could not be created (not retried)
+    _flush: Any = None  # the cache-flush buffer, made on first use
 
     # -- device ------------------------------------------------------------------------------
     @property
@@ -412,6 +374,43 @@ class GpuContext:
             self.check_workgroup_storage(ep, f"{file}:{entry}")
 
     # -- dispatch ----------------------------------------------------------------------------
+    def bind(
+        self, program: Program, plans: Sequence[BufferPlan], grid: tuple[int, int, int]
+    ) -> Bound:
+        """Create and upload the buffers `plans` describe and the bind groups `program` needs."""
+        import wgpu
+
+        dev = self.device
+        with self._gpu_errors():
+            buffers: dict[str, tuple[Any, int, bool]] = {}
+            for p in plans:
+                usage = wgpu.BufferUsage.COPY_DST | wgpu.BufferUsage.COPY_SRC
+                usage |= (
+                    wgpu.BufferUsage.UNIFORM
+                    if p.binding.space == "uniform"
+                    else wgpu.BufferUsage.STORAGE
+                )
+                size = max(16, (p.nbytes + 3) // 4 * 4)
+                buf = dev.create_buffer(size=size, usage=usage)
+                if p.data:
+                    # Uploads go straight from the caller's memory; only an odd size is copied
+                    # (writes must be a multiple of 4 bytes).
+                    pad = (-len(p.data)) % 4
+                    dev.queue.write_buffer(buf, 0, bytes(p.data) + b"\0" * pad if pad else p.data)
+                buffers[p.binding.name] = (buf, p.nbytes, p.read)
+            groups = []
+            for g, layout in enumerate(program.layouts):
+                entries = [
+                    {
+                        "binding": p.binding.binding,
+                        "resource": {"buffer": buffers[p.binding.name][0]},
+                    }
+                    for p in plans
+                    if p.binding.group == g
+                ]
+                groups.append(dev.create_bind_group(layout=layout, entries=entries))
+        return Bound(program, grid, buffers, groups)
+
     def dispatch(
         self,
         program: Program,
@@ -427,57 +426,52 @@ class GpuContext:
         Outputs are read after the first dispatch, before any timing repetition can change them
         (in-place kernels and atomics would otherwise accumulate).
         """
-        import wgpu
-
-        dev = self.device
-        with self._gpu_errors():
-            buffers = {}
-            for p in plans:
-                usage = wgpu.BufferUsage.COPY_DST | wgpu.BufferUsage.COPY_SRC
-                usage |= (
-                    wgpu.BufferUsage.UNIFORM
-                    if p.binding.space == "uniform"
-                    else wgpu.BufferUsage.STORAGE
+        bound = self.bind(program, plans, grid)
+        try:
+            with self._gpu_errors():
+                enc = self.device.create_command_encoder()
+                bound.encode(enc)
+                self.device.queue.submit([enc.finish()])
+                outputs = self.read_back(
+                    {name: (buf, n) for name, (buf, n, read) in bound.buffers.items() if read}
                 )
-                size = max(16, (p.nbytes + 3) // 4 * 4)
-                buf = dev.create_buffer(size=size, usage=usage)
-                if p.data:
-                    # Uploads go straight from the caller's memory; only an odd size is copied
-                    # (writes must be a multiple of 4 bytes).
-                    pad = (-len(p.data)) % 4
-                    dev.queue.write_buffer(buf, 0, bytes(p.data) + b"\0" * pad if pad else p.data)
-                buffers[p.binding.name] = buf
-            groups = []
-            for g, layout in enumerate(program.layouts):
-                entries = [
-                    {"binding": p.binding.binding, "resource": {"buffer": buffers[p.binding.name]}}
-                    for p in plans
-                    if p.binding.group == g
-                ]
-                groups.append(dev.create_bind_group(layout=layout, entries=entries))
-            empty = any(v == 0 for v in grid)
+                timing = None
+                if reps > 0:
+                    timing = _time_reps(self, [bound.encode], reps, warmup, progress, cancelled)[0]
+        finally:
+            bound.release()
+        return DispatchResult(outputs, timing, grid)
 
-            def encode_pass(enc: Any, ts: dict | None = None) -> None:
-                cp = enc.begin_compute_pass(timestamp_writes=ts) if ts else enc.begin_compute_pass()
-                cp.set_pipeline(program.pipeline)
-                for g, bg in enumerate(groups):
-                    cp.set_bind_group(g, bg)
-                if not empty:
-                    cp.dispatch_workgroups(*grid)
-                cp.end()
+    def time(
+        self,
+        bounds: Sequence[Bound],
+        budget: Budget,
+        progress: Callable[[int, int], None] | None = None,
+        cancelled: Callable[[], bool] | None = None,
+    ) -> list[Timing]:
+        """Time bound programs interleaved (A B A B …) within a budget; one Timing each."""
+        with self._gpu_errors():
+            return time_passes(self, [b.encode for b in bounds], budget, progress, cancelled)
 
-            enc = dev.create_command_encoder()
-            encode_pass(enc)
-            dev.queue.submit([enc.finish()])
-            outputs = self._read_back(
-                {p.binding.name: (buffers[p.binding.name], p.nbytes) for p in plans if p.read}
+    def clock_check(self, bound: Bound, pass_ms: float) -> ClockCheck | None:
+        """Timestamps against the host clock for one bound program (None: no timestamps)."""
+        with self._gpu_errors():
+            return clock_check(self, bound.encode, pass_ms)
+
+    @property
+    def flush_bytes(self) -> tuple[int, str]:
+        """Size of the buffer written to flush the last-level cache, and why that size."""
+        return flush_size(self.adapter)
+
+    def encode_flush(self, enc: Any, ts: dict[str, Any] | None = None) -> None:
+        """Overwrite the whole flush buffer, evicting what a timed pass left in the cache."""
+        if self._flush is None:
+            import wgpu
+
+            self._flush = self.device.create_buffer(
+                size=self.flush_bytes[0], usage=wgpu.BufferUsage.COPY_DST
             )
-            timing = None
-            if reps > 0:
-                timing = self._time(encode_pass, reps, warmup, progress, cancelled)
-            for buf in buffers.values():
-                buf.destroy()
-            return DispatchResult(outputs, timing, grid)
+        enc.clear_buffer(self._flush)
 
     # -- buffers that stay on the device ------------------------------------------------------
     def new_buffer(self, nbytes: int) -> DeviceBuffer:
@@ -505,7 +499,7 @@ class GpuContext:
     def read(self, bufs: dict[str, DeviceBuffer]) -> dict[str, memoryview]:
         """Each buffer's contents (private writable copies), through the staging buffer."""
         with self._gpu_errors():
-            return self._read_back({name: (b.handle, b.nbytes) for name, b in bufs.items()})
+            return self.read_back({name: (b.handle, b.nbytes) for name, b in bufs.items()})
 
     def dispatch_on(
         self,
@@ -561,11 +555,11 @@ class GpuContext:
             t0 = time.perf_counter()
             if ts is None:
                 dev.queue.submit([enc.finish()])
-                self._wait()
+                self.wait()
                 return (time.perf_counter() - t0) * 1e3, "wall"
             enc.resolve_query_set(qs, 0, 2, resolve, 0)
             dev.queue.submit([enc.finish()])
-            ticks = np.frombuffer(self._read_back({"t": (resolve, 16)})["t"], np.uint64)
+            ticks = np.frombuffer(self.read_back({"t": (resolve, 16)})["t"], np.uint64)
             resolve.destroy()
             qs.destroy()
             ms = float(int(ticks[1]) - int(ticks[0])) * self.timestamp_period_ns / 1e6
@@ -573,7 +567,7 @@ class GpuContext:
 
     @contextmanager
     def _gpu_errors(self) -> Iterator[None]:
-        """wgpu's errors as the tool's: device lost, or a one-line GPU failure."""
+        """wgpu's errors as the tool's: a lost device, or one line from the validation error."""
         import wgpu
 
         try:
@@ -586,7 +580,7 @@ class GpuContext:
                 ) from None
             raise GpuError(f"{self.adapter.label}: {_first_cause(text)}") from None
 
-    def _read_back(self, wanted: dict[str, tuple[Any, int]]) -> dict[str, memoryview]:
+    def read_back(self, wanted: dict[str, tuple[Any, int]]) -> dict[str, memoryview]:
         """Copy each wanted buffer through one reused MAP_READ staging buffer."""
         import wgpu
 
@@ -615,72 +609,7 @@ class GpuContext:
                 self._staging.unmap()
         return out
 
-    def _time(
-        self,
-        encode_pass: Callable[..., None],
-        reps: int,
-        warmup: int,
-        progress: Callable[[int, int], None] | None,
-        cancelled: Callable[[], bool] | None,
-    ) -> Timing:
-        import wgpu
-
-        dev = self.device
-        t0 = time.perf_counter()
-        for _ in range(warmup):
-            enc = dev.create_command_encoder()
-            encode_pass(enc)
-            dev.queue.submit([enc.finish()])
-        self._wait()
-        per_pass = (time.perf_counter() - t0) / warmup if warmup else 0.0
-        per_submit = _REPS_PER_SUBMIT
-        if per_pass > 0:
-            per_submit = max(1, min(_REPS_PER_SUBMIT, int(_SECONDS_PER_SUBMIT / per_pass)))
-        samples: list[float] = []
-        use_ts = self.has_timestamps
-        period = self.timestamp_period_ns if use_ts else 0.0
-        done = 0
-        while done < reps:
-            if cancelled is not None and cancelled():
-                break
-            chunk = min(per_submit, reps - done)
-            if use_ts:
-                qs = dev.create_query_set(type=wgpu.QueryType.timestamp, count=2 * chunk)
-                resolve = dev.create_buffer(
-                    size=16 * chunk,
-                    usage=wgpu.BufferUsage.QUERY_RESOLVE | wgpu.BufferUsage.COPY_SRC,
-                )
-                enc = dev.create_command_encoder()
-                for r in range(chunk):
-                    encode_pass(
-                        enc,
-                        {
-                            "query_set": qs,
-                            "beginning_of_pass_write_index": 2 * r,
-                            "end_of_pass_write_index": 2 * r + 1,
-                        },
-                    )
-                enc.resolve_query_set(qs, 0, 2 * chunk, resolve, 0)
-                dev.queue.submit([enc.finish()])
-                ticks = np.frombuffer(self._read_back({"t": (resolve, 16 * chunk)})["t"], np.uint64)
-                deltas = (ticks[1::2].astype(np.int64) - ticks[0::2].astype(np.int64)) * period
-                samples.extend(float(d) / 1e6 for d in deltas)
-                resolve.destroy()
-                qs.destroy()
-            else:
-                for _ in range(chunk):
-                    t0 = time.perf_counter()
-                    enc = dev.create_command_encoder()
-                    encode_pass(enc)
-                    dev.queue.submit([enc.finish()])
-                    self._wait()
-                    samples.append((time.perf_counter() - t0) * 1e3)
-            done += chunk
-            if progress is not None:
-                progress(done, reps)
-        return Timing("timestamp" if use_ts else "wall", tuple(samples), warmup)
-
-    def _wait(self) -> None:
+    def wait(self) -> None:
         """Block until submitted work is done (on_submitted_work_done_sync is broken in 0.32)."""
         import wgpu
 
@@ -688,6 +617,30 @@ class GpuContext:
         buf = dev.create_buffer(size=4, usage=wgpu.BufferUsage.COPY_SRC | wgpu.BufferUsage.COPY_DST)
         dev.queue.read_buffer(buf)
         buf.destroy()
+
+
+@dataclass
+class Bound:
+    """A program with its buffers uploaded and its bind groups made: ready to encode passes."""
+
+    program: Program
+    grid: tuple[int, int, int]
+    buffers: dict[str, tuple[Any, int, bool]]  # binding name -> (buffer, bytes, read back?)
+    groups: list[Any]
+
+    def encode(self, enc: Any, ts: dict[str, Any] | None = None) -> None:
+        """One compute pass dispatching the program, timestamped when `ts` is given."""
+        cp = enc.begin_compute_pass(timestamp_writes=ts) if ts else enc.begin_compute_pass()
+        cp.set_pipeline(self.program.pipeline)
+        for g, bg in enumerate(self.groups):
+            cp.set_bind_group(g, bg)
+        if all(v > 0 for v in self.grid):
+            cp.dispatch_workgroups(*self.grid)
+        cp.end()
+
+    def release(self) -> None:
+        for buf, _, _ in self.buffers.values():
+            buf.destroy()
 
 
 def _mib(n: int) -> str:

@@ -1,0 +1,171 @@
+"""`workbench bench` on the real CPU adapter (lavapipe), with no timed assertions: only orderings
+with generous margins, the fields of the JSON, and verdicts."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+
+from tests.engine.conftest import run_cli, write_corpus
+from workbench.bench.ab import ab
+from workbench.bench.sweep import sweep
+from workbench.gpu.adapters import list_adapters
+from workbench.gpu.device import GpuContext
+from workbench.gpu.roofline import cached, roofline
+from workbench.gpu.timing import Budget
+from workbench.session import Session
+from workbench.wgsl.corpus import SHIPPED, load_corpus
+
+# A dependent chain of `steps` multiply-adds per element: four times the steps, about four times
+# the time, whatever the adapter.
+LOOP = """
+override steps: u32 = 256u;
+@group(0) @binding(0) var<storage, read_write> out: array<f32>;
+@group(0) @binding(1) var<uniform> n: u32;
+@compute @workgroup_size(64)
+fn chain(@builtin(global_invocation_id) gid: vec3<u32>) {
+    let i = gid.x;
+    if (i >= n) { return; }
+    var x = f32(i) * 1e-6;
+    for (var k = 0u; k < steps; k++) { x = x * 0.999 + 0.001; }
+    out[i] = x;
+}
+"""
+
+# gelu_inplace with the shipped binding signature, so the shipped spec checks it; `part` = 2 skips
+# every other element: less work (faster) and wrong.
+GELU = """
+const WG: u32 = 256u;
+override part: u32 = 1u;
+@group(0) @binding(0) var<storage, read_write> x: array<f32>;
+@group(0) @binding(1) var<uniform> n: u32;
+fn gelu(v: f32) -> f32 {
+    let vc = clamp(v, -100.0, 100.0);
+    let t = tanh(0.7978845608 * (vc + 0.044715 * vc * vc * vc));
+    return select(0.5 * v * (1.0 + t), 0.0, v < -100.0);
+}
+@compute @workgroup_size(WG, 1, 1)
+fn gelu_inplace(@builtin(global_invocation_id) gid: vec3<u32>,
+                @builtin(num_workgroups) nwg: vec3<u32>) {
+    let i = gid.y * nwg.x * WG + gid.x;
+    if (i >= n || i % part != 0u) { return; }
+    x[i] = gelu(x[i]);
+}
+"""
+
+SMALL = {"seq": 64, "d_ff": 512}
+
+
+def test_four_times_the_loop_takes_longer(session: Session, tmp_path) -> None:
+    own = Session(load_corpus(write_corpus(tmp_path, {"loop.wgsl": LOOP})), session.gpu)
+    base = own.case("chain", dims={"n": 4096})
+    quick = replace(base, overrides={"steps": 500})
+    slow = replace(base, overrides={"steps": 2000})
+    t1, t4 = own.time_cases([quick, slow], Budget(ms=150, warmup_ms=20))
+    assert t1.reps >= 5 and t4.reps >= 5
+    assert t4.median_ms > 1.8 * t1.median_ms, (t1.median_ms, t4.median_ms)
+    assert t1.method == ("timestamp" if session.gpu.has_timestamps else "wall")
+    for t in (t1, t4):
+        assert t.min_ms <= t.p10_ms <= t.median_ms <= t.p90_ms
+        assert t.std_ms >= 0 and t.min_ms <= t.mean_ms
+
+
+def test_a_bigger_budget_gives_more_reps(session: Session) -> None:
+    case = session.case("gelu_inplace", dims=SMALL)
+    reps = [session.time_cases([case], Budget(ms=ms, warmup_ms=0))[0].reps for ms in (5, 60, 480)]
+    assert reps == sorted(reps) and reps[-1] > reps[0], reps
+
+
+def test_a_wrong_variant_fails_and_is_never_best(session: Session, tmp_path) -> None:
+    own = Session(load_corpus(write_corpus(tmp_path, {"gelu.wgsl": GELU})), session.gpu)
+    base = own.case("gelu_inplace", dims=SMALL)
+    assert base.spec is not None  # checked against the shipped float64 reference
+    res = sweep(
+        own,
+        lambda ov: replace(base, overrides=dict(ov)),
+        "part",
+        [2, 1],
+        Budget(ms=20, warmup_ms=5),
+        None,
+    )
+    by_label = {r.label: r for r in res.results}
+    wrong, right = by_label["part=2"], by_label["part=1"]
+    assert wrong.verdict == "fail" and "FAIL" in wrong.problem
+    assert wrong.timing is None and not wrong.usable
+    assert right.verdict == "pass" and right.usable
+    assert res.best is right and res.results[0] is right and res.results[-1] is wrong
+    assert res.to_json()["best"] == "part=1"
+
+
+def test_identical_implementations_show_no_difference(session: Session) -> None:
+    other = Session(load_corpus(SHIPPED), session.gpu)
+    a = session.case("gelu_inplace", dims=SMALL)
+    b = other.case("gelu_inplace", dims=SMALL)
+    res = ab(session, ("A", a), ("B", b), Budget(ms=300, warmup_ms=20), None)
+    assert res.a.verdict == res.b.verdict == "pass"
+    assert res.stats is not None and res.stats.pairs >= 5
+    assert not res.stats.beyond_noise, res.stats.summary()
+    assert "no difference beyond noise" in res.stats.summary()
+
+
+def test_a_real_difference_is_beyond_noise(session: Session, tmp_path) -> None:
+    own = Session(load_corpus(write_corpus(tmp_path, {"loop.wgsl": LOOP})), session.gpu)
+    base = own.case("chain", dims={"n": 4096})
+    res = ab(
+        own,
+        ("A", replace(base, overrides={"steps": 500})),
+        ("B", replace(base, overrides={"steps": 2000})),
+        Budget(ms=150, warmup_ms=20),
+        None,
+    )
+    assert res.a.verdict == "ran"  # no reference: ad hoc, verdict says so
+    assert res.stats is not None and res.stats.beyond_noise and res.stats.verdict() == "B is slower"
+
+
+def test_the_roofline_is_measured_once_per_adapter(session: Session) -> None:
+    roof = roofline(session.gpu, Budget(ms=10, warmup_ms=0), copy_bytes=8 << 20)
+    again = roofline(GpuContext(session.adapter))  # another context, same adapter: the cache
+    assert again is roof and cached(session.gpu) is roof
+    assert roof.bandwidth_gb_s > 0 and roof.peak_gflop_s > 0 and roof.ridge > 0
+    assert {p.kernel for p in roof.copies} == {"copy_f32", "copy_vec4", "copy_vec4_x4"}
+    assert roof.bandwidth_probe.rate == max(p.rate for p in roof.copies)
+    assert "MiB read" in roof.bandwidth_probe.size and "threads" in roof.fma.size
+    others = [a for a in list_adapters() if a.index != session.adapter.index]
+    for a in others:  # measuring one adapter fills no other adapter's entry
+        assert cached(GpuContext(a)) is None
+
+
+def test_bench_json_has_every_field() -> None:
+    proc = run_cli(
+        "bench", "gelu_inplace", "--dim", "seq=64", "--dim", "d_ff=512", "--ms", "20",
+        "--warmup-ms", "5", "--json",
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    out = json.loads(proc.stdout)
+    assert set(out) >= {"adapter", "budget", "flush_bytes", "roofline", "results", "clock_check"}
+    (r,) = out["results"]
+    assert r["verdict"] == "pass" and r["kernel"] == "gelu_inplace"
+    assert set(r["timing"]) >= {
+        "median_ms", "p10_ms", "p90_ms", "min_ms", "mean_ms", "std_ms", "reps", "method", "detail",
+    }  # fmt: skip
+    assert set(r["figures"]) >= {
+        "gb_per_s", "gflop_per_s", "intensity_flop_per_byte", "frac_bandwidth", "frac_compute",
+        "binds", "bandwidth_ceiling_gb_s", "compute_ceiling_gflop_s",
+    }  # fmt: skip
+    assert r["figures"]["binds"] in ("memory", "compute")
+    assert any(n.startswith("fits in cache") for n in r["notes"])
+    assert set(out["roofline"]) >= {"bandwidth_gb_s", "peak_gflop_s", "copies", "fma", "method"}
+    check = out["clock_check"]
+    assert check is not None and set(check) >= {"timestamp_ms", "wall_ms", "agree", "tolerance"}
+
+
+def test_bench_refuses_bad_arguments() -> None:
+    for args, needle in (
+        (["--ms", "0"], "--ms must be > 0"),
+        (["--sweep", "nope=1,2"], "no override constant 'nope'"),
+        (["--sweep", "wg"], "--sweep expects NAME=V1,V2"),
+        (["--vs", "/no/such/folder"], "does not exist"),
+    ):
+        proc = run_cli("bench", "gelu_inplace", *args)
+        assert proc.returncode == 2, (args, proc.stderr)
+        assert needle in proc.stderr and len(proc.stderr.strip().splitlines()) <= 2, proc.stderr
