@@ -1,0 +1,133 @@
+"""The adapter's measured roofline, with shipped kernels placed on it: the figures of docs/benchmarks.md.
+
+Measures the two ceilings (`workbench.gpu.roofline`: best of three copy kernels, an FMA chain), then
+benches each kernel as `workbench bench` does (checked against its float64 reference first, reps by
+time budget, GPU timestamps per pass, cache flushed before each pass unless --no-flush) and prints
+a Markdown section: the ceilings with their kernels and sizes, a table of the kernels (median time,
+GB/s and GFLOP/s by the spec's cost model, intensity, fraction of each ceiling, which binds), and the
+roofline chart.
+
+    python benchmarks/bench_roofline.py [--adapter SEL] [--ms 100] [--only NAME ...] [--seed-dims]
+                                        [--no-flush] [--markdown OUT.md] [--json OUT.json]
+
+Kernels run at the L2-busting sizes of bench_kernels.py unless --seed-dims gives the seed defaults.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from bench_kernels import LARGE
+
+from workbench.bench.measure import BenchResult, bench_case
+from workbench.bench.plot import Point, roofline_chart
+from workbench.checks.result import jsonable
+from workbench.gpu.roofline import Roofline
+from workbench.gpu.timing import Budget
+from workbench.session import Session
+from workbench.units import fmt_ms
+
+KERNELS = (
+    "gelu_inplace",
+    "swiglu_combine",
+    "ffn_swiglu_backward",
+    "rope_q",
+    "embed_lookup",
+    "causal_conv1d_bwd",
+    "attention_forward",
+    "attention_backward_short",
+)
+
+
+def markdown(session: Session, roof: Roofline, results: list[BenchResult], command: str) -> str:
+    lines = [
+        f"Adapter: {session.adapter.label}, driver {session.adapter.driver}. Command: `{command}`.",
+        "",
+        "| ceiling | value | kernel | size | median of | method |",
+        "|---|---:|---|---|---:|---|",
+    ]
+    for p in roof.copies:
+        best = " (best)" if p is roof.bandwidth_probe else ""
+        lines.append(
+            f"| memory{best} | {p.rate:,.1f} GB/s | {p.kernel} | {p.size} | "
+            f"{p.timing.reps} passes, {fmt_ms(p.timing.median_ms)} | {p.timing.detail} |"
+        )
+    f = roof.fma
+    lines.append(
+        f"| compute | {f.rate:,.0f} GFLOP/s | {f.kernel} | {f.size} | "
+        f"{f.timing.reps} passes, {fmt_ms(f.timing.median_ms)} | {f.timing.detail} |"
+    )
+    lines += [
+        "",
+        f"Ridge point: {roof.ridge:.3g} FLOP/byte.",
+        "",
+        "| kernel | dims | check | median | GB/s | GFLOP/s | FLOP/B | % of memory | % of compute | binds |",
+        "|---|---|---|---:|---:|---:|---:|---:|---:|---|",
+    ]
+    points = []
+    for r in results:
+        dims = " ".join(f"{k}={v}" for k, v in r.case.dims.items())
+        t, fg = r.timing, r.figures
+        if fg is None or t is None:
+            lines.append(f"| {r.label} | {dims} | {r.verdict} | – | – | – | – | – | – | – |")
+            continue
+        lines.append(
+            f"| {r.label} | {dims} | {r.verdict} | {fmt_ms(t.median_ms)} | {fg.gb_per_s:,.1f} | "
+            f"{fg.gflop_per_s:,.1f} | {fg.intensity:.3g} | {fg.frac_bandwidth:.0%} | "
+            f"{fg.frac_compute:.1%} | {fg.binds} |"
+        )
+        points.append(Point(r.label, fg.intensity, fg.gflop_per_s, fg.gb_per_s))
+    method = results[0].timing.detail if results and results[0].timing else roof.method
+    lines += [
+        "",
+        f"Kernel times: {method}; each kernel checked against its float64 reference first.",
+        "",
+        "```",
+        roofline_chart(roof.bandwidth_gb_s, roof.peak_gflop_s, points, color=False).rstrip(),
+        "```",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--adapter", help="adapter selector (default: the best one)")
+    ap.add_argument("--ms", type=float, default=100.0, help="measurement time per kernel")
+    ap.add_argument("--only", nargs="*", default=list(KERNELS), help="kernels to place")
+    ap.add_argument("--seed-dims", action="store_true", help="seed default dims")
+    ap.add_argument("--no-flush", action="store_true", help="do not flush the cache between passes")
+    ap.add_argument("--markdown", metavar="OUT.md", help="also write the section here")
+    ap.add_argument("--json", metavar="OUT.json", help="also write every figure as JSON")
+    args = ap.parse_args()
+    session = Session.open(adapter=args.adapter)
+    roof = session.roofline()
+    budget = Budget(ms=args.ms, warmup_ms=25.0, flush=not args.no_flush)
+    results = []
+    for name in args.only:
+        case = session.case(name, dims={} if args.seed_dims else LARGE.get(name, {}))
+        results.append(bench_case(session, case, budget, roof))
+        print(f"{name}: {results[-1].verdict}", file=sys.stderr)
+    command = "python benchmarks/bench_roofline.py " + " ".join(sys.argv[1:])
+    text = markdown(session, roof, results, command.strip())
+    print(text)
+    if args.markdown:
+        Path(args.markdown).write_text(text, encoding="utf-8")
+    if args.json:
+        out: dict[str, Any] = {
+            "adapter": session.adapter.to_json() | {"limits": None},
+            "roofline": roof.to_json(),
+            "budget": budget.to_json(),
+            "results": [r.to_json() for r in results],
+        }
+        Path(args.json).write_text(json.dumps(jsonable(out), indent=2), encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
