@@ -9,6 +9,7 @@ roofline chart.
 
     python benchmarks/bench_roofline.py [--adapter SEL] [--ms 100] [--only NAME ...] [--seed-dims]
                                         [--no-flush] [--markdown OUT.md] [--json OUT.json]
+    python benchmarks/bench_roofline.py --from-json OUT.json   # render a run made elsewhere
 
 Kernels run at the L2-busting sizes of bench_kernels.py unless --seed-dims gives the seed defaults.
 """
@@ -25,12 +26,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_kernels import LARGE
 
-from workbench.bench.measure import BenchResult, bench_case
+from workbench.bench.measure import bench_case
 from workbench.bench.plot import Point, roofline_chart
 from workbench.checks.result import jsonable
-from workbench.gpu.roofline import Roofline
-from workbench.gpu.timing import Budget
-from workbench.session import Session
+from workbench.session import Budget, Session
 from workbench.units import fmt_ms
 
 KERNELS = (
@@ -45,54 +44,80 @@ KERNELS = (
 )
 
 
-def markdown(session: Session, roof: Roofline, results: list[BenchResult], command: str) -> str:
+def markdown(fig: dict[str, Any]) -> str:
+    """The section from the figures (as `--json` writes them), so a run elsewhere can be rendered here."""
+    roof = fig["roofline"]
+    ad = fig["adapter"]
     lines = [
-        f"Adapter: {session.adapter.label}, driver {session.adapter.driver}. Command: `{command}`.",
+        f"Adapter: {ad['name']} ({ad['backend']}), driver {ad['driver']}. Command: `{fig['command']}`.",
         "",
-        "| ceiling | value | kernel | size | median of | method |",
+        "| ceiling | value | kernel | size | passes, median | method |",
         "|---|---:|---|---|---:|---|",
     ]
-    for p in roof.copies:
-        best = " (best)" if p is roof.bandwidth_probe else ""
+    for p in roof["copies"]:
+        best = " (best)" if p["kernel"] == roof["bandwidth_kernel"] else ""
         lines.append(
-            f"| memory{best} | {p.rate:,.1f} GB/s | {p.kernel} | {p.size} | "
-            f"{p.timing.reps} passes, {fmt_ms(p.timing.median_ms)} | {p.timing.detail} |"
+            f"| memory{best} | {p['rate']:,.1f} GB/s | {p['kernel']} | {p['size']} | "
+            f"{p['timing']['reps']}, {fmt_ms(p['timing']['median_ms'])} | {p['timing']['detail']} |"
         )
-    f = roof.fma
+    f = roof["fma"]
     lines.append(
-        f"| compute | {f.rate:,.0f} GFLOP/s | {f.kernel} | {f.size} | "
-        f"{f.timing.reps} passes, {fmt_ms(f.timing.median_ms)} | {f.timing.detail} |"
+        f"| compute | {f['rate']:,.0f} GFLOP/s | {f['kernel']} | {f['size']} | "
+        f"{f['timing']['reps']}, {fmt_ms(f['timing']['median_ms'])} | {f['timing']['detail']} |"
     )
     lines += [
         "",
-        f"Ridge point: {roof.ridge:.3g} FLOP/byte.",
+        f"Ridge point: {roof['ridge_flop_per_byte']:.3g} FLOP/byte.",
         "",
         "| kernel | dims | check | median | GB/s | GFLOP/s | FLOP/B | % of memory | % of compute | binds |",
         "|---|---|---|---:|---:|---:|---:|---:|---:|---|",
     ]
-    points = []
-    for r in results:
-        dims = " ".join(f"{k}={v}" for k, v in r.case.dims.items())
-        t, fg = r.timing, r.figures
-        if fg is None or t is None:
-            lines.append(f"| {r.label} | {dims} | {r.verdict} | – | – | – | – | – | – | – |")
+    points, method = [], roof["method"]
+    for r in fig["results"]:
+        dims = " ".join(f"{k}={v}" for k, v in r["dims"].items())
+        t, g = r["timing"], r["figures"]
+        if g is None or t is None:
+            lines.append(f"| {r['label']} | {dims} | {r['verdict']} | – | – | – | – | – | – | – |")
             continue
+        method = t["detail"]
         lines.append(
-            f"| {r.label} | {dims} | {r.verdict} | {fmt_ms(t.median_ms)} | {fg.gb_per_s:,.1f} | "
-            f"{fg.gflop_per_s:,.1f} | {fg.intensity:.3g} | {fg.frac_bandwidth:.0%} | "
-            f"{fg.frac_compute:.1%} | {fg.binds} |"
+            f"| {r['label']} | {dims} | {r['verdict']} | {fmt_ms(t['median_ms'])} | "
+            f"{g['gb_per_s']:,.1f} | {g['gflop_per_s']:,.1f} | {g['intensity_flop_per_byte']:.3g} | "
+            f"{g['frac_bandwidth']:.0%} | {g['frac_compute']:.1%} | {g['binds']} |"
         )
-        points.append(Point(r.label, fg.intensity, fg.gflop_per_s, fg.gb_per_s))
-    method = results[0].timing.detail if results and results[0].timing else roof.method
+        points.append(
+            Point(r["label"], g["intensity_flop_per_byte"], g["gflop_per_s"], g["gb_per_s"])
+        )
+    chart = roofline_chart(roof["bandwidth_gb_s"], roof["peak_gflop_s"], points, color=False)
     lines += [
         "",
         f"Kernel times: {method}; each kernel checked against its float64 reference first.",
         "",
         "```",
-        roofline_chart(roof.bandwidth_gb_s, roof.peak_gflop_s, points, color=False).rstrip(),
+        chart.rstrip(),
         "```",
     ]
     return "\n".join(lines) + "\n"
+
+
+def measure(args: argparse.Namespace) -> dict[str, Any]:
+    session = Session.open(adapter=args.adapter)
+    roof = session.roofline()
+    budget = Budget(ms=args.ms, warmup_ms=25.0, flush=not args.no_flush)
+    results = []
+    for name in args.only:
+        case = session.case(name, dims={} if args.seed_dims else LARGE.get(name, {}))
+        results.append(bench_case(session, case, budget, roof))
+        print(f"{name}: {results[-1].verdict}", file=sys.stderr)
+    return jsonable(
+        {
+            "command": "python benchmarks/bench_roofline.py " + " ".join(sys.argv[1:]),
+            "adapter": session.adapter.to_json() | {"limits": None},
+            "roofline": roof.to_json(),
+            "budget": budget.to_json(),
+            "results": [r.to_json() for r in results],
+        }
+    )
 
 
 def main() -> int:
@@ -104,28 +129,18 @@ def main() -> int:
     ap.add_argument("--no-flush", action="store_true", help="do not flush the cache between passes")
     ap.add_argument("--markdown", metavar="OUT.md", help="also write the section here")
     ap.add_argument("--json", metavar="OUT.json", help="also write every figure as JSON")
+    ap.add_argument("--from-json", metavar="IN.json", help="render figures an earlier --json wrote")
     args = ap.parse_args()
-    session = Session.open(adapter=args.adapter)
-    roof = session.roofline()
-    budget = Budget(ms=args.ms, warmup_ms=25.0, flush=not args.no_flush)
-    results = []
-    for name in args.only:
-        case = session.case(name, dims={} if args.seed_dims else LARGE.get(name, {}))
-        results.append(bench_case(session, case, budget, roof))
-        print(f"{name}: {results[-1].verdict}", file=sys.stderr)
-    command = "python benchmarks/bench_roofline.py " + " ".join(sys.argv[1:])
-    text = markdown(session, roof, results, command.strip())
+    if args.from_json:
+        fig = json.loads(Path(args.from_json).read_text(encoding="utf-8"))
+    else:
+        fig = measure(args)
+    text = markdown(fig)
     print(text)
     if args.markdown:
         Path(args.markdown).write_text(text, encoding="utf-8")
     if args.json:
-        out: dict[str, Any] = {
-            "adapter": session.adapter.to_json() | {"limits": None},
-            "roofline": roof.to_json(),
-            "budget": budget.to_json(),
-            "results": [r.to_json() for r in results],
-        }
-        Path(args.json).write_text(json.dumps(jsonable(out), indent=2), encoding="utf-8")
+        Path(args.json).write_text(json.dumps(fig, indent=2), encoding="utf-8")
     return 0
 
 

@@ -12,9 +12,7 @@ from typing import Any
 
 from workbench.bench.measure import BenchResult, check, place
 from workbench.bench.noise import RatioStats, ratio_stats
-from workbench.gpu.roofline import Roofline
-from workbench.gpu.timing import Budget
-from workbench.session import Case, Session
+from workbench.session import Budget, Case, Roofline, Session
 
 
 @dataclass

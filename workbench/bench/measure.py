@@ -13,9 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from workbench.bench.figures import Figures
-from workbench.gpu.roofline import Roofline
-from workbench.gpu.timing import Budget, Timing
-from workbench.session import Case, Run, Session
+from workbench.session import Budget, Case, Roofline, Run, Session, Timing
 from workbench.units import fmt_bytes
 
 

@@ -67,14 +67,10 @@ def roofline_chart(
                 label="earlier runs" if faint else None,
             )
             if not faint:
-                for p in group:
-                    # Beside the marker, not over it.
+                # Numbers beside the markers, names in a key below: labels never collide.
+                for k, p in enumerate(group, 1):
                     plt.text(
-                        " " + p.label,
-                        p.intensity * 1.2,
-                        p.gflop_s,
-                        color="yellow",
-                        alignment="left",
+                        f" {k}", p.intensity * 1.1, p.gflop_s, color="yellow", alignment="left"
                     )
         y_lo = min([*(p.gflop_s for p in shown), roof[0]])
         xt = _decades(x_lo, x_hi)
@@ -89,6 +85,9 @@ def roofline_chart(
         )
         out = plt.build()
         plt.clf()
+    current = [p for p in shown if not p.faint]
+    if current:
+        out += "\n" + "  ".join(f"{k} {p.label}" for k, p in enumerate(current, 1))
     if off:
         out += "\nno arithmetic, so not on the chart: " + ", ".join(
             f"{p.label} ({p.gb_s / bandwidth_gb_s:.0%} of the bandwidth)" for p in off

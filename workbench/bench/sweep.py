@@ -15,9 +15,7 @@ from typing import Any
 
 from workbench.bench.measure import BenchResult, check, place
 from workbench.errors import UserError, WorkbenchError
-from workbench.gpu.roofline import Roofline
-from workbench.gpu.timing import Budget
-from workbench.session import Case, Session
+from workbench.session import Budget, Case, Roofline, Session
 
 
 @dataclass

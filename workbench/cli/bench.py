@@ -19,9 +19,7 @@ from workbench.bench.measure import BenchResult, bench_case
 from workbench.bench.sweep import SweepResult, check_override, parse_sweep, sweep
 from workbench.cli.common import add_case_options, build_case, open_session, print_json
 from workbench.errors import UserError
-from workbench.gpu.roofline import Roofline
-from workbench.gpu.timing import Budget, ClockCheck
-from workbench.session import Case, Session
+from workbench.session import Budget, Case, ClockCheck, Roofline, Session
 from workbench.units import fmt_bytes, fmt_ms, fmt_rate
 from workbench.wgsl.corpus import SHIPPED, load_corpus
 
