@@ -10,6 +10,7 @@ import pytest
 
 from workbench.bench.figures import Figures
 from workbench.bench.noise import MIN_EFFECT, ratio_stats
+from workbench.bench.plot import Point, roofline_chart
 from workbench.bench.sweep import parse_sweep
 from workbench.errors import UserError
 from workbench.gpu.timing import MAX_ROUNDS, MIN_ROUNDS, ClockCheck, Timing, rounds_for
@@ -106,3 +107,17 @@ def test_parse_sweep() -> None:
     for bad in ("wg", "wg=", "=1,2", "wg=a,b", "wg=1,1"):
         with pytest.raises(UserError):
             parse_sweep(bad)
+
+
+def test_roofline_chart_names_each_point_and_the_ceilings() -> None:
+    points = [
+        Point("gelu_inplace", 1.25, 0.7, 0.56),
+        Point("attention", 20.0, 9.0, 0.45),
+        Point("embed", 0.0, 0.0, 1.5),
+        Point("earlier", 1.25, 0.5, 0.4, faint=True),
+    ]
+    text = roofline_chart(3.0, 30.0, points, width=70, height=18, color=False)
+    assert "3.0 GB/s" in text and "30 GFLOP/s" in text and "ridge 10 FLOP/B" in text
+    assert "1 gelu_inplace  2 attention" in text
+    assert "embed (50% of the bandwidth)" in text
+    assert "\x1b[" not in text
