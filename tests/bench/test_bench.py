@@ -169,3 +169,25 @@ def test_bench_refuses_bad_arguments() -> None:
         proc = run_cli("bench", "gelu_inplace", *args)
         assert proc.returncode == 2, (args, proc.stderr)
         assert needle in proc.stderr and len(proc.stderr.strip().splitlines()) <= 2, proc.stderr
+
+
+class _NoTimestamps(GpuContext):
+    """The same adapter, timed as one without timestamp queries is (the host clock)."""
+
+    @property
+    def has_timestamps(self) -> bool:
+        return False
+
+
+def test_without_timestamps_the_wall_clock_times_batches(session: Session, tmp_path) -> None:
+    gpu = _NoTimestamps(session.adapter)
+    own = Session(load_corpus(write_corpus(tmp_path, {"loop.wgsl": LOOP})), gpu)
+    base = own.case("chain", dims={"n": 4096})
+    quick = replace(base, overrides={"steps": 500})
+    slow = replace(base, overrides={"steps": 2000})
+    t1, t4 = own.time_cases([quick, slow], Budget(ms=150, warmup_ms=20, flush=True))
+    assert t1.method == t4.method == "wall"
+    assert "wall clock over batches of" in t1.detail and "flushed" in t1.detail
+    assert t1.reps == len(t1.samples_ms) * t1.passes_per_sample >= 5
+    assert t4.median_ms > 1.8 * t1.median_ms, (t1.median_ms, t4.median_ms)
+    assert own.clock_check(quick, t1.median_ms) is None  # nothing to cross-check against
