@@ -234,6 +234,10 @@ class Session:
         """Same corpus on another adapter."""
         return Session(self.corpus, GpuContext(choose_adapter(adapter)))
 
+    def with_corpus(self, corpus: Corpus) -> Session:
+        """Another corpus on the same device, so cases of both can be timed together."""
+        return Session(corpus, self.gpu)
+
     def reload(self) -> None:
         """Re-read the corpus from disk (live reload)."""
         self.corpus = load_corpus(self.corpus.root)
@@ -572,6 +576,15 @@ class Session:
             return self.gpu.clock_check(bound, pass_ms)
         finally:
             bound.release()
+
+    @property
+    def flush_size(self) -> tuple[int, str]:
+        """Bytes of the cache-flush buffer on this adapter, and why that size."""
+        return self.gpu.flush_bytes
+
+    @property
+    def has_timestamps(self) -> bool:
+        return self.gpu.has_timestamps
 
     def roofline(self, budget: Budget | None = None) -> Roofline:
         """This adapter's measured roofline (measured once per process)."""

@@ -72,8 +72,10 @@ def test_four_times_the_loop_takes_longer(session: Session, tmp_path) -> None:
 
 def test_a_bigger_budget_gives_more_reps(session: Session) -> None:
     case = session.case("gelu_inplace", dims=SMALL)
-    reps = [session.time_cases([case], Budget(ms=ms, warmup_ms=0))[0].reps for ms in (5, 60, 480)]
-    assert reps == sorted(reps) and reps[-1] > reps[0], reps
+    # Far apart: on a shared machine the estimate of one pass moves with the load, so budgets
+    # close together may not give ordered repetitions, but a hundredfold budget does.
+    reps = [session.time_cases([case], Budget(ms=ms, warmup_ms=0))[0].reps for ms in (5, 500)]
+    assert reps[1] > reps[0], reps
 
 
 def test_a_wrong_variant_fails_and_is_never_best(session: Session, tmp_path) -> None:
@@ -183,11 +185,16 @@ def test_without_timestamps_the_wall_clock_times_batches(session: Session, tmp_p
     gpu = _NoTimestamps(session.adapter)
     own = Session(load_corpus(write_corpus(tmp_path, {"loop.wgsl": LOOP})), gpu)
     base = own.case("chain", dims={"n": 4096})
-    quick = replace(base, overrides={"steps": 500})
-    slow = replace(base, overrides={"steps": 2000})
-    t1, t4 = own.time_cases([quick, slow], Budget(ms=150, warmup_ms=20, flush=True))
+    # Longer passes than with timestamps: the host clock also sees each submission's overhead.
+    quick = replace(base, overrides={"steps": 2000})
+    slow = replace(base, overrides={"steps": 8000})
+    t1, t4 = own.time_cases([quick, slow], Budget(ms=150, warmup_ms=20))
     assert t1.method == t4.method == "wall"
-    assert "wall clock over batches of" in t1.detail and "flushed" in t1.detail
+    assert "wall clock over batches of" in t1.detail
     assert t1.reps == len(t1.samples_ms) * t1.passes_per_sample >= 5
     assert t4.median_ms > 1.8 * t1.median_ms, (t1.median_ms, t4.median_ms)
+    # With a flush, its own time (measured alone) is taken out of each batch.
+    (flushed,) = own.time_cases([quick], Budget(ms=20, warmup_ms=0, flush=True))
+    assert flushed.method == "wall" and "cache flushed before each pass" in flushed.detail
+    assert all(s >= 0 for s in flushed.samples_ms)
     assert own.clock_check(quick, t1.median_ms) is None  # nothing to cross-check against

@@ -43,7 +43,7 @@ def ab(
     if ra.verdict not in ("pass", "ran") or rb.verdict not in ("pass", "ran"):
         return ABResult(ra, rb, None)
     ta, tb = session.time_cases([a[1], b[1]], budget, progress, cancelled)
-    flush = session.gpu.flush_bytes
+    flush = session.flush_size
     place(ra, ta, roof, budget, flush)
     place(rb, tb, roof, budget, flush)
     return ABResult(ra, rb, ratio_stats(ta.samples_ms, tb.samples_ms))

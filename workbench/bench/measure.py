@@ -114,5 +114,5 @@ def bench_case(
     """Check, then time within the budget, then place on the roofline."""
     result = check(session, case, label or case.name)
     timing = session.time_cases([case], budget, progress, cancelled)[0]
-    place(result, timing, roof, budget, session.gpu.flush_bytes)
+    place(result, timing, roof, budget, session.flush_size)
     return result

@@ -88,7 +88,7 @@ def sweep(
             if case is None:
                 raise
             checked.append(BenchResult(label, case, "error", str(exc).splitlines()[0]))
-    flush = session.gpu.flush_bytes
+    flush = session.flush_size
     for i, r in enumerate(checked):
         if cancelled is not None and cancelled():
             break

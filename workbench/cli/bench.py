@@ -14,13 +14,13 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
-from workbench.bench.ab import ABResult, ab
+from workbench.bench.ab import ab
 from workbench.bench.measure import BenchResult, bench_case
-from workbench.bench.sweep import SweepResult, check_override, parse_sweep, sweep
+from workbench.bench.report import ab_lines, clock_line, header_lines, result_lines, sweep_lines
+from workbench.bench.sweep import check_override, parse_sweep, sweep
 from workbench.cli.common import add_case_options, build_case, open_session, print_json
 from workbench.errors import UserError
-from workbench.session import Budget, Case, ClockCheck, Roofline, Session
-from workbench.units import fmt_bytes, fmt_ms, fmt_rate
+from workbench.session import Budget, Case, ClockCheck, Session
 from workbench.wgsl.corpus import SHIPPED, load_corpus
 
 
@@ -75,12 +75,12 @@ def cmd_bench(args: argparse.Namespace) -> int:
     out: dict[str, Any] = {
         "adapter": session.adapter.to_json() | {"limits": None},
         "budget": budget.to_json(),
-        "flush_bytes": session.gpu.flush_bytes[0],
-        "flush_size_why": session.gpu.flush_bytes[1],
+        "flush_bytes": session.flush_size[0],
+        "flush_size_why": session.flush_size[1],
         "roofline": roof.to_json(),
     }
     if not args.json:
-        print_header(session, budget, roof)
+        print("\n".join(header_lines(session.adapter.label, budget, roof, session.flush_size)))
     failed = False
     if sweep_spec:
         base = cases[0]
@@ -90,7 +90,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
         best = result.best
         clock = _clock(session, best) if best else None
         if not args.json:
-            print_sweep(base, result)
+            print("\n".join(sweep_lines(base.name, base.kernel.file, result)))
     elif other_case is not None:
         a_label = f"A {args.corpus or 'shipped'}"
         b_label = f"B {args.vs}"
@@ -99,7 +99,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
         failed = res.stats is None
         clock = _clock(session, res.a) if res.stats else None
         if not args.json:
-            print_ab(res)
+            print("\n".join(ab_lines(res)))
     else:
         results = [bench_case(session, c, budget, roof) for c in cases]
         out["results"] = [r.to_json() for r in results]
@@ -107,14 +107,12 @@ def cmd_bench(args: argparse.Namespace) -> int:
         clock = _clock(session, results[0])
         if not args.json:
             for r in results:
-                print_result(r)
+                print("\n".join(result_lines(r)))
     out["clock_check"] = clock.to_json() if clock else None
     if args.json:
         print_json(out)
-    elif clock is not None:
-        print(f"clock check: {clock.summary()}")
-    elif not session.gpu.has_timestamps:
-        print("clock check: none (the adapter has no timestamps; times are wall clock)")
+    else:
+        print(clock_line(clock, session.has_timestamps))
     return 1 if failed else 0
 
 
@@ -135,7 +133,7 @@ def _case(session: Session, args: argparse.Namespace, kernel: str) -> Case:
 
 def _other_session(session: Session, vs: str) -> Session:
     """The corpus `--vs` names, on the same device (so both are timed in the same submissions)."""
-    return Session(load_corpus(SHIPPED if vs == "shipped" else vs), session.gpu)
+    return session.with_corpus(load_corpus(SHIPPED if vs == "shipped" else vs))
 
 
 def _variant_maker(base: Case) -> Any:
@@ -150,82 +148,3 @@ def _clock(session: Session, result: BenchResult) -> ClockCheck | None:
     if result.timing is None or not result.timing.reps:
         return None
     return session.clock_check(result.case, result.timing.median_ms)
-
-
-# -- text output -------------------------------------------------------------------------------
-def print_header(session: Session, budget: Budget, roof: Roofline) -> None:
-    flush = session.gpu.flush_bytes
-    print(f"bench on {session.adapter.label}")
-    print(
-        f"  budget {budget.ms:g} ms per kernel after {budget.warmup_ms:g} ms warm-up; "
-        + (
-            f"cache flushed before each pass ({fmt_bytes(flush[0])}: {flush[1]})"
-            if budget.flush
-            else "no cache flush"
-        )
-    )
-    bw = roof.bandwidth_probe
-    print(
-        f"  roofline {fmt_rate(roof.bandwidth_gb_s, 'B')} ({bw.kernel}, {bw.size})  "
-        f"{fmt_rate(roof.peak_gflop_s, 'FLOP')} ({roof.fma.kernel}, {roof.fma.size}); "
-        f"ridge {roof.ridge:.3g} FLOP/B; {roof.method}"
-    )
-
-
-def _time_line(r: BenchResult) -> str:
-    t = r.timing
-    if t is None or not t.reps:
-        return "not timed"
-    return (
-        f"median {fmt_ms(t.median_ms)}  p10 {fmt_ms(t.p10_ms)}  p90 {fmt_ms(t.p90_ms)}  "
-        f"min {fmt_ms(t.min_ms)}  mean {fmt_ms(t.mean_ms)} ± {fmt_ms(t.std_ms)}  "
-        f"({t.reps} reps; {t.detail})"
-    )
-
-
-def print_result(r: BenchResult) -> None:
-    case = r.case
-    dims = "  ".join(f"{n} {v:,}" for n, v in case.dims.items())
-    print(f"{r.label}  ({case.kernel.file}; {dims})  {r.verdict.upper()}")
-    if r.problem:
-        print(f"  check  {r.problem}")
-    print(f"  time   {_time_line(r)}")
-    if r.figures:
-        print(f"  rate   {r.figures.summary()}")
-    for note in r.notes:
-        print(f"  note   {note}")
-
-
-def print_sweep(base: Case, res: SweepResult) -> None:
-    print(f"sweep of override {res.name} over {base.name} ({base.kernel.file})")
-    best = res.best
-    width = max(len(r.label) for r in res.results)
-    for r in res.results:
-        mark = "★" if r is best else " "
-        head = f"  {mark} {r.label:<{width}}  {r.verdict.upper():<5}"
-        if not r.usable:
-            print(f"{head}  not timed: {r.problem or 'cancelled'}")
-            continue
-        t = r.timing
-        vs = f"{t.median_ms / best.timing.median_ms:.2f}× best" if best else ""
-        rate = f"  {fmt_rate(r.figures.gb_per_s, 'B')}" if r.figures else ""
-        print(
-            f"{head}  {fmt_ms(t.median_ms):>10}  p10–p90 {fmt_ms(t.p10_ms)}–{fmt_ms(t.p90_ms)}"
-            f"  {t.reps} reps{rate}  {vs}"
-        )
-    if best is not None:
-        print(f"  best: {best.label} (★); method {best.timing.detail}")
-        for note in best.notes:
-            print(f"  note   {note}")
-    else:
-        print("  no value passed its check: nothing was timed")
-
-
-def print_ab(res: ABResult) -> None:
-    print(f"A/B of {res.a.case.name}, interleaved A B A B …")
-    for r in (res.a, res.b):
-        print_result(r)
-    if res.stats is None:
-        print("  not timed: both must pass their checks before they are compared")
-    else:
-        print(f"  {res.stats.summary()}")

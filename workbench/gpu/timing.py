@@ -37,8 +37,8 @@ MIN_ROUNDS = 5  # so p10 and p90 are always drawn from several samples
 MAX_ROUNDS = 100_000
 # A wall-clock sample is a batch of passes in one submission lasting about this long, so the cost of
 # a submission and of waiting for it is spread over many passes.
-_WALL_BATCH_MS = 2.0
-_WALL_BATCH_MAX = 64
+_WALL_BATCH_MS = 10.0
+_WALL_BATCH_MAX = 256
 # The clock cross-check: batches of back-to-back passes lasting about this long, this many times.
 _CHECK_BATCH_MS = 20.0
 _CHECK_BATCHES = 5
@@ -236,7 +236,7 @@ def time_passes(
 def _estimate(ctx: GpuContext, passes: Sequence[EncodePass], flush: EncodePass | None) -> float:
     """Milliseconds per round, encoding included (so the budget holds for the host too).
 
-    Batches grow until one lasts a few milliseconds, and the faster of two such batches counts:
+    Batches grow until one lasts a few milliseconds, and the fastest of three such batches counts:
     on a shared machine a batch can be paused by another process, never sped up.
     """
     rounds, best = 1, math.inf
@@ -244,8 +244,9 @@ def _estimate(ctx: GpuContext, passes: Sequence[EncodePass], flush: EncodePass |
         ms = _submit(ctx, passes, flush, rounds, with_encoding=True)
         best = min(best, ms / rounds)
         if ms >= _ESTIMATE_MS:
-            ms = _submit(ctx, passes, flush, rounds, with_encoding=True)
-            return min(best, ms / rounds)
+            for _ in range(2):
+                best = min(best, _submit(ctx, passes, flush, rounds, with_encoding=True) / rounds)
+            return best
         rounds = min(rounds * 4, max(rounds, math.ceil(_ESTIMATE_MS / max(best, 1e-6))) * 2)
     return best
 
@@ -339,15 +340,24 @@ def _time_with_timestamps(
     cancelled: Callable[[], bool] | None,
 ) -> list[Timing]:
     samples: list[list[float]] = [[] for _ in passes]
-    done = 0
+    done = submits = 0
     while done < rounds and not (cancelled is not None and cancelled()):
         chunk = min(per_submit, rounds - done)
-        for i, ms in enumerate(_timestamped_rounds(ctx, passes, flush, chunk)):
+        order = _rotated(len(passes), submits)
+        timed = _timestamped_rounds(ctx, [passes[i] for i in order], flush, chunk)
+        for i, ms in zip(order, timed, strict=True):
             samples[i].extend(ms)
         done += chunk
+        submits += 1
         if progress is not None:
             progress(done, rounds)
     return [Timing("timestamp", tuple(s), warmup, flushed=flush is not None) for s in samples]
+
+
+def _rotated(n: int, k: int) -> list[int]:
+    """Pass indices starting at k mod n: which pass leads alternates from one submission to the
+    next, so none of them is always the first after a submission starts."""
+    return [(k + i) % n for i in range(n)]
 
 
 def _timestamped_rounds(
@@ -408,8 +418,8 @@ def _time_with_wall_clock(
     samples: list[list[float]] = [[] for _ in passes]
     done = 0
     while done < rounds and not (cancelled is not None and cancelled()):
-        for i, p in enumerate(passes):
-            samples[i].append(max(0.0, _wall_batch(ctx, p, flush, batch) - flush_ms))
+        for i in _rotated(len(passes), done // batch):
+            samples[i].append(max(0.0, _wall_batch(ctx, passes[i], flush, batch) - flush_ms))
         done += batch
         if progress is not None:
             progress(min(done, rounds), rounds)
