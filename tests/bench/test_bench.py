@@ -198,3 +198,19 @@ def test_without_timestamps_the_wall_clock_times_batches(session: Session, tmp_p
     assert flushed.method == "wall" and "cache flushed before each pass" in flushed.detail
     assert all(s >= 0 for s in flushed.samples_ms)
     assert own.clock_check(quick, t1.median_ms) is None  # nothing to cross-check against
+
+
+def test_sweep_on_the_command_line_marks_the_best_and_the_failing(tmp_path) -> None:
+    corpus = write_corpus(tmp_path, {"gelu.wgsl": GELU})
+    proc = run_cli(
+        "bench", "gelu_inplace", "--corpus", str(corpus), "--dim", "seq=64", "--dim", "d_ff=512",
+        "--sweep", "part=2,1", "--ms", "20", "--warmup-ms", "5",
+    )  # fmt: skip
+    assert proc.returncode == 1, proc.stderr  # a variant failed its check
+    lines = proc.stdout.splitlines()
+    best = next(ln for ln in lines if "★" in ln)
+    assert "part=1" in best and "PASS" in best
+    wrong = next(ln for ln in lines if "part=2" in ln)
+    assert "FAIL" in wrong and "not timed" in wrong and "★" not in wrong
+    assert lines.index(best) < lines.index(wrong)
+    assert any(ln.startswith("clock check: ") for ln in lines)
