@@ -80,6 +80,7 @@ class ProbeRun:
     dropped: int
     capacity: int
     filter: ProbeFilter
+    grid: tuple[int, int, int] = (1, 1, 1)  # as dispatched
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -119,7 +120,7 @@ def run_probes(
     kept = min(attempted, capacity)
     rows = out[HEADER_WORDS : HEADER_WORDS + RECORD_WORDS * kept].reshape(kept, RECORD_WORDS)
     records = sorted((_record(r) for r in rows), key=lambda r: r.order)
-    return ProbeRun(case.name, tuple(records), attempted - kept, capacity, where)
+    return ProbeRun(case.name, tuple(records), attempted - kept, capacity, where, run.grid)
 
 
 def _check_filter(case: Case, where: ProbeFilter) -> None:
