@@ -10,7 +10,14 @@ import pytest
 
 from workbench.checks.sizing import SMALL_DIMS
 from workbench.session import Session
-from workbench.workgroups.footprint import HOLE, RACE, SENTINELS, footprint, sentinel_like
+from workbench.workgroups.footprint import (
+    HOLE,
+    RACE,
+    SENTINELS,
+    FootprintCancelled,
+    footprint,
+    sentinel_like,
+)
 from workbench.workgroups.guarded import writable
 
 
@@ -112,3 +119,12 @@ def test_the_sentinel_is_a_signalling_nan(session):
     assert np.all(fill.reshape(-1).view(np.uint32) == SENTINELS[4]) and np.all(np.isnan(fill))
     # Quiet bit clear: arithmetic never produces it, so any computed write differs from it.
     assert not SENTINELS[4] & 0x00400000
+
+
+def test_progress_is_reported_per_dispatch_and_cancel_stops_between_them(inside: Session):
+    case = inside.case("overlap")
+    heard: list[float] = []
+    footprint(inside, case, say=lambda _msg, frac: heard.append(frac))
+    assert len(heard) >= 8 and heard == sorted(heard) and heard[-1] < 1.0
+    with pytest.raises(FootprintCancelled):
+        footprint(inside, case, cancelled=lambda: True)

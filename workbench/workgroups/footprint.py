@@ -23,13 +23,15 @@ Atomic bindings (`array<atomic<...>>`) are shared by design: several writers the
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from workbench.checks.compare import name_index
-from workbench.errors import UserError
+from workbench.checks.result import callbacks
+from workbench.errors import UserError, WorkbenchError
 from workbench.session import BindingPlan, Case, Session
 from workbench.workgroups.guarded import GuardedRunner, Selection, writable
 
@@ -177,14 +179,23 @@ class Footprint:
         }
 
 
+class FootprintCancelled(WorkbenchError):
+    """The footprint was cancelled between two dispatches."""
+
+
 def footprint(
     session: Session,
     case: Case,
     max_workgroups: int = DEFAULT_MAX_WORKGROUPS,
     seed: int = 0,
     examples: int = EXAMPLES,
+    say: Callable[[str, float], None] | None = None,
+    cancelled: Callable[[], bool] | None = None,
 ) -> Footprint:
-    """Step the case's dispatch in bit slices and report, per writable binding, who wrote what."""
+    """Step the case's dispatch in bit slices and report, per writable binding, who wrote what.
+
+    `say(message, fraction)` hears of each dispatch; `cancelled()` is asked before each one, and
+    a True answer raises FootprintCancelled."""
     if max_workgroups < 1:
         raise UserError(f"--max-workgroups must be >= 1, got {max_workgroups}")
     t0 = time.perf_counter()
@@ -195,7 +206,7 @@ def footprint(
         )
     runner = GuardedRunner(session, case)
     total = runner.total
-    probe = _Writes(runner, case, plans)
+    probe = _Writes(runner, case, plans, *callbacks(say, cancelled))
     owners = {p.name: np.full(_element_shape(p), HOLE, np.int64) for p in plans}
     fixed: dict[str, np.ndarray] = {}
     sampled = total > max_workgroups
@@ -205,6 +216,7 @@ def footprint(
         windows = _windows(total, max_workgroups, seed)
     else:
         windows = [(0, total)]
+    probe.planned = sum(2 * max((hi - lo - 1).bit_length(), 1) for lo, hi in windows) + sampled
     for lo, hi in windows:
         # Only a single window's slices fix bits valid for every writer of an element.
         _step_window(probe, lo, hi, owners, None if sampled else fixed)
@@ -251,15 +263,33 @@ def footprint(
 class _Writes:
     """Which elements a selection of workgroups writes, seen against the fills."""
 
-    def __init__(self, runner: GuardedRunner, case: Case, plans: list[BindingPlan]) -> None:
+    def __init__(
+        self,
+        runner: GuardedRunner,
+        case: Case,
+        plans: list[BindingPlan],
+        say: Callable[[str, float], None],
+        stop: Callable[[], bool],
+    ) -> None:
         self.runner = runner
         self.plans = plans
+        self.say, self.stop = say, stop
+        self.planned = 1  # selections the caller expects to ask about (for progress)
+        self.asked = 0
         self.sentinel = {p.name: sentinel_like(p) for p in plans if not _atomic(p)}
         self.own = {p.name: case.inputs[p.name] for p in plans if p.name in case.inputs}
         self.in_place = [n for n in self.own if n in self.sentinel]
         self.zeros = {p.name: np.zeros(p.shape, p.dtype) for p in plans if p.name not in self.own}
 
     def written(self, selection: Selection) -> dict[str, np.ndarray]:
+        if self.stop():
+            raise FootprintCancelled("footprint cancelled")
+        self.say(
+            f"footprint: workgroups {selection.lo:,}..{selection.hi - 1:,}, selection "
+            f"{self.asked + 1} of about {self.planned}",
+            min(self.asked / self.planned, 0.99),
+        )
+        self.asked += 1
         out = self.runner.run(selection, self.sentinel)
         seen = {}
         for p in self.plans:
