@@ -445,6 +445,12 @@ def _element_shape(plan: BindingPlan) -> tuple[int, ...]:
 def _differs(got: np.ndarray, fill: np.ndarray, plan: BindingPlan) -> np.ndarray:
     """Per array element: whether any of its bytes differ from the fill."""
     shape = _element_shape(plan)
+    size = got.dtype.itemsize
+    if got.dtype.names is None and size in (1, 2, 4, 8):
+        # Whole scalars compared as unsigned integers: bits, so NaNs compare by payload.
+        word = f"<u{size}"
+        diff = np.ascontiguousarray(got).view(word) != np.ascontiguousarray(fill).view(word)
+        return diff.reshape(*shape, -1).any(axis=-1) if diff.ndim > len(shape) else diff
     a = np.ascontiguousarray(got).view(np.uint8).reshape(*shape, -1)
     b = np.ascontiguousarray(fill).view(np.uint8).reshape(*shape, -1)
     return (a != b).any(axis=-1)
