@@ -128,3 +128,16 @@ def test_progress_is_reported_per_dispatch_and_cancel_stops_between_them(inside:
     assert len(heard) >= 8 and heard == sorted(heard) and heard[-1] < 1.0
     with pytest.raises(FootprintCancelled):
         footprint(inside, case, cancelled=lambda: True)
+
+
+def test_a_sample_finds_the_races_between_its_own_workgroups(inside: Session):
+    case = inside.case("overlap", dims={"n": 4096})  # 64 workgroups
+    fp = footprint(inside, case, max_workgroups=16, seed=1)
+    out = fp.outputs["out"]
+    assert fp.sampled and fp.stepped == 16
+    # The sample is a run of 16 consecutive workgroups: 15 neighbouring pairs race inside it.
+    assert out.races == 15
+    pairs = [r["workgroups"] for r in out.to_json()["race_examples"]]
+    first = pairs[0][0]
+    assert pairs == [[w, w + 1] for w in range(first, first + 8)]
+    assert [r["index"] for r in out.to_json()["race_examples"]][0] == f"i={64 * (first + 1)}"

@@ -14,9 +14,13 @@ hole exactly, as long as what a workgroup writes does not depend on which other 
 assumption of any workgroup stepping). The writers of the first racing elements are then named by
 bisecting the range of workgroups, skipping ranges the bit slices rule out.
 
-Up to `max_workgroups` the whole grid is stepped so. Above it, seeded aligned windows of workgroups
-(`WINDOWS` of them, `max_workgroups` in all) are stepped and one full dispatch finds the holes; the
-report says it sampled, and elements written only by workgroups outside the windows are `UNSTEPPED`.
+Up to `max_workgroups` the whole grid is stepped so. Above it, a seeded sample is: runs of
+`SAMPLE_RUN` consecutive workgroups, one run in every 2^j (j the fewest bits that bring the grid
+under the limit, the run picked by the seed), which is a fixed pattern of j bits of the workgroup
+id; the other bits are sliced as above, so the sample costs 2·⌈log2 max_workgroups⌉ dispatches and
+races between sampled workgroups anywhere in it are found. One full dispatch then finds the holes;
+the report says it sampled and how many, and elements written only by workgroups outside the sample
+are `UNSTEPPED`.
 Atomic bindings (`array<atomic<...>>`) are shared by design: several writers there are not a race.
 """
 
@@ -39,7 +43,7 @@ SENTINELS = {2: 0x7DA5, 4: 0x7FA5A5A5, 8: 0x7FF5A5A5A5A5A5A5}
 SENTINEL_BYTE = 0xA5  # other element sizes (structs) are filled byte by byte
 HOLE, RACE, UNSTEPPED = -1, -2, -3
 DEFAULT_MAX_WORKGROUPS = 16384
-WINDOWS = 8
+SAMPLE_RUN = 64  # consecutive workgroups kept together in a sample, so neighbours meet
 EXAMPLES = 8
 
 
@@ -210,25 +214,22 @@ def footprint(
     owners = {p.name: np.full(_element_shape(p), HOLE, np.int64) for p in plans}
     fixed: dict[str, np.ndarray] = {}
     sampled = total > max_workgroups
-    if total == 0:
-        windows: list[tuple[int, int]] = []
-    elif sampled:
-        windows = _windows(total, max_workgroups, seed)
-    else:
-        windows = [(0, total)]
-    probe.planned = sum(2 * max((hi - lo - 1).bit_length(), 1) for lo, hi in windows) + sampled
-    for lo, hi in windows:
-        # Only a single window's slices fix bits valid for every writer of an element.
-        _step_window(probe, lo, hi, owners, None if sampled else fixed)
-    stepped = sum(hi - lo for lo, hi in windows)
+    nbits = max(total - 1, 0).bit_length()
+    mask, want = _sample_pattern(total, max_workgroups, seed) if sampled else (0, 0)
+    free = [k for k in range(nbits) if not mask >> k & 1]
+    stepped = int(np.count_nonzero((np.arange(total) & mask) == want)) if sampled else total
+    probe.planned = 2 * max(len(free), 1) + sampled
+    if total:
+        _slice(probe, total, mask, want, free, owners, fixed)
     notes = []
     if sampled:
         full = probe.written(Selection(0, total))
         for name, owner in owners.items():
             owner[(owner == HOLE) & full[name]] = UNSTEPPED
         notes.append(
-            f"sampled: {stepped:,} of {total:,} workgroups stepped in {len(windows)} seeded windows "
-            f"(seed {seed}); one full dispatch found the holes; raise --max-workgroups to step all"
+            f"sampled: {stepped:,} of {total:,} workgroups stepped (runs of consecutive "
+            f"workgroups, one run in every {1 << bin(mask).count('1')}, seed {seed}); "
+            "one full dispatch found the holes; raise --max-workgroups to step all"
         )
     outputs = {
         p.name: OutputFootprint(p.name, p.axes[: owners[p.name].ndim], _atomic(p), owners[p.name])
@@ -305,52 +306,61 @@ class _Writes:
         return seen
 
 
-def _step_window(
+def _slice(
     probe: _Writes,
-    lo: int,
-    hi: int,
+    total: int,
+    mask: int,
+    want: int,
+    free: list[int],
     owners: dict[str, np.ndarray],
-    fixed: dict[str, np.ndarray] | None,
+    fixed: dict[str, np.ndarray],
 ) -> None:
-    """Bit-slice the workgroups [lo, hi) (lo a multiple of a power of two above hi - lo).
+    """Bit-slice the workgroups whose id has `(id & mask) == want`, over the `free` bits.
 
-    With `fixed`, records per element the bits every writer agrees on (the mask in the high 32
+    Records in `fixed`, per element, the bits every writer agrees on (the mask in the high 32
     bits, their values in the low 32), which the naming of a race's writers uses to skip ranges.
     """
-    bits = (hi - lo - 1).bit_length()
-    if bits == 0:
-        seen = probe.written(Selection(lo, hi))
+    shape = {n: o.shape for n, o in owners.items()}
+    if not free:
+        seen = probe.written(Selection(0, total, mask, want))
         for name, w in seen.items():
-            _claim(owners[name], w, np.full(w.shape, lo, np.int64), np.zeros(w.shape, bool))
+            _claim(owners[name], w, np.full(w.shape, want, np.int64), np.zeros(w.shape, bool))
         return
-    ids = {n: np.full(o.shape, lo, np.int64) for n, o in owners.items()}
-    any_ = {n: np.zeros(o.shape, bool) for n, o in owners.items()}
-    race = {n: np.zeros(o.shape, bool) for n, o in owners.items()}
-    agreed = {n: np.zeros(o.shape, np.int64) for n, o in owners.items()}
-    for k in range(bits):
+    ids = {n: np.full(sh, want, np.int64) for n, sh in shape.items()}
+    any_ = {n: np.zeros(sh, bool) for n, sh in shape.items()}
+    race = {n: np.zeros(sh, bool) for n, sh in shape.items()}
+    agreed = {n: np.full(sh, mask, np.int64) for n, sh in shape.items()}
+    for k in free:
         bit = 1 << k
-        ones = probe.written(Selection(lo, hi, bit, bit))
-        zeros = probe.written(Selection(lo, hi, bit, 0))
+        ones = probe.written(Selection(0, total, mask | bit, want | bit))
+        zeros = probe.written(Selection(0, total, mask | bit, want))
         for name in owners:
             w1, w0 = ones[name], zeros[name]
             ids[name][w1] |= bit
             any_[name] |= w1 | w0
             race[name] |= w1 & w0
             agreed[name][w1 != w0] |= bit
+    high = ~((1 << (max(free) + 1)) - 1) & 0xFFFFFFFF  # bits above the grid's: 0 for every id
     for name, owner in owners.items():
         _claim(owner, any_[name], ids[name], race[name])
-        if fixed is not None:
-            # Bits above the window's are those of lo for every writer in it.
-            high = ~((1 << bits) - 1) & 0xFFFFFFFF
-            mask = (agreed[name] | high).astype(np.uint64)
-            fixed[name] = (mask << np.uint64(32)) | (ids[name].astype(np.uint64) & mask)
+        agreed_mask = (agreed[name] | high).astype(np.uint64)
+        fixed[name] = (agreed_mask << np.uint64(32)) | (ids[name].astype(np.uint64) & agreed_mask)
+
+
+def _sample_pattern(total: int, budget: int, seed: int) -> tuple[int, int]:
+    """(mask, want) of a seeded sample: runs of SAMPLE_RUN workgroups, one run in every 2^j."""
+    nbits = max(total - 1, 0).bit_length()
+    j = 1
+    while (total + (1 << j) - 1) >> j > budget:
+        j += 1
+    low = min(SAMPLE_RUN.bit_length() - 1, max(nbits - j, 0))
+    mask = ((1 << j) - 1) << low
+    want = int(np.random.default_rng(seed).integers(0, 1 << j)) << low
+    return mask, want
 
 
 def _claim(owner: np.ndarray, written: np.ndarray, ids: np.ndarray, race: np.ndarray) -> None:
-    """Record a window's writers; an element already owned elsewhere is a race across windows."""
-    before = owner[written]
-    mine = np.where(race[written], RACE, ids[written])
-    owner[written] = np.where(before == HOLE, mine, RACE)
+    owner[written] = np.where(race[written], RACE, ids[written])
 
 
 def _name_writers(
@@ -403,16 +413,6 @@ def _next_match(a: int, mask: int, value: int) -> int:
             continue
         return (a & above) | bit | (value & (bit - 1))
     return 1 << 64
-
-
-def _windows(total: int, budget: int, seed: int) -> list[tuple[int, int]]:
-    """Seeded, aligned, non-overlapping windows of a power-of-two width, `budget` workgroups in all."""
-    width = 1 << max((budget // WINDOWS).bit_length() - 1, 0)
-    slots = total // width
-    count = min(max(budget // width, 1), slots)
-    rng = np.random.default_rng(seed)
-    picks = sorted(int(s) for s in rng.choice(slots, size=count, replace=False))
-    return [(s * width, s * width + width) for s in picks]
 
 
 def sentinel_like(plan: BindingPlan) -> np.ndarray:
