@@ -140,4 +140,4 @@ def test_a_sample_finds_the_races_between_its_own_workgroups(inside: Session):
     pairs = [r["workgroups"] for r in out.to_json()["race_examples"]]
     first = pairs[0][0]
     assert pairs == [[w, w + 1] for w in range(first, first + 8)]
-    assert [r["index"] for r in out.to_json()["race_examples"]][0] == f"i={64 * (first + 1)}"
+    assert out.to_json()["race_examples"][0]["index"] == f"i={64 * (first + 1)}"
