@@ -123,21 +123,18 @@ class WorkbenchApp(App[None]):
     # -- opening -------------------------------------------------------------------------------
     @work(thread=True, exclusive=True, group="open")
     def _open(self) -> None:
-        from workbench.gpu.adapters import choose_adapter
-        from workbench.gpu.device import GpuContext
         from workbench.wgsl.corpus import load_corpus
 
         try:
             corpus = load_corpus(self.corpus_path)
             self._mtimes = self._scan(corpus.root)
             self.call_from_thread(self.main.show_corpus, corpus)
-            adapter = choose_adapter(self.adapter_selector)
+            adapter = Session.choose_adapter(self.adapter_selector)
             self.opening = f"opening {adapter.label}…"
             self.call_from_thread(self.main.update_topbar)
-            gpu = GpuContext(adapter)
+            session = Session.on_adapter(corpus, adapter)
             with self.gpu_lock:
-                gpu.device  # noqa: B018 - create the device now, not at the first run
-            session = Session(corpus, gpu)
+                session.open_device()  # now, not at the first run
         except WorkbenchError as exc:
             self.opening = "no adapter"
             self.call_from_thread(self.main.fatal, str(exc))
@@ -199,8 +196,6 @@ class WorkbenchApp(App[None]):
 
     # -- adapters ------------------------------------------------------------------------------
     def action_switch_adapter(self) -> None:
-        from workbench.gpu.adapters import list_adapters
-
         if self.session is None:
             self.notify("the adapter is still opening")
             return
@@ -208,7 +203,7 @@ class WorkbenchApp(App[None]):
             self.notify("a run is in flight: escape cancels it first", severity="warning")
             return
         self.push_screen(
-            AdapterScreen(list_adapters(), self.session.adapter.index), self._adapter_chosen
+            AdapterScreen(Session.adapters(), self.session.adapter.index), self._adapter_chosen
         )
 
     def _adapter_chosen(self, index: int | None) -> None:
@@ -223,7 +218,7 @@ class WorkbenchApp(App[None]):
         try:
             with self.gpu_lock:
                 new = session.with_adapter(index)
-                new.gpu.device  # noqa: B018 - fail here, with a message, not at the next run
+                new.open_device()  # fail here, with a message, not at the next run
         except WorkbenchError as exc:
             self.call_from_thread(self.notify, str(exc), severity="error", title="adapter")
             self.call_from_thread(self.main.refresh_view)

@@ -7,6 +7,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -24,7 +25,9 @@ RECIPES = (
 )
 
 
-def make_input(recipe: str, shape: tuple[int, ...], dtype: str, seed: int, what: str) -> np.ndarray:
+def make_input(
+    recipe: str, shape: tuple[int, ...], dtype: str | np.dtype[Any], seed: int, what: str
+) -> np.ndarray:
     """An array of `shape`/`dtype` made by `recipe`; `what` names the binding in errors."""
     kind, _, rest = recipe.strip().partition(":")
     args = rest.split(":") if rest else []
@@ -70,6 +73,6 @@ def _load_npy(path: str, shape: tuple[int, ...], dtype: str, what: str) -> np.nd
     if arr.size != int(np.prod(shape, dtype=np.int64)):
         raise UserError(
             f"{what}: {p} has {arr.size} elements {arr.shape}, the binding needs "
-            f"{int(np.prod(shape, dtype=np.int64))} {shape}; resize it with --size or --dim"
+            f"{int(np.prod(shape, dtype=np.int64))} {shape}; resize the binding or change the dims"
         )
     return arr.reshape(shape).astype(dtype)

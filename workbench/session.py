@@ -1,10 +1,11 @@
-"""The engine the command line and the terminal UI share: a Case in, a Run out.
+"""The engine the command line and the terminal UI share, and the only door to the GPU.
 
-A `Case` is everything needed to dispatch a kernel once — kernel, spec (if one matches by name AND
-binding signature), dims, buffer shapes, inputs, uniform values, grid — and is built without touching
-the GPU. `Session.run` checks features and limits, compiles, dispatches, reads back, compares with the
-float64 reference and times. Kernels without a spec run "ad hoc": one size `n`, every runtime-sized
-array `n` elements, a uniform named n/size/len/count set to `n`, grid ceil(n / workgroup_size.x).
+`Session` holds a corpus and a device on one adapter. Planning a `Case` is pure
+(`workbench.planning`: it needs the adapter's limits, not its device); `Session.run` checks
+features and limits, compiles, dispatches, reads back, compares with the float64 reference by
+`workbench.closeness` and times. Everything above the engine that needs the GPU — the adapters
+there are, opening a device, whether a kernel compiles here (`status`, a typed `Status`), what a
+case would exceed — asks the session, so the UI never imports wgpu or `workbench.gpu`.
 """
 
 from __future__ import annotations
@@ -12,85 +13,92 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
-from functools import cache
+from dataclasses import dataclass
+from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from workbench.checks.compare import Comparison, compare
-from workbench.checks.result import jsonable
-from workbench.errors import (
-    CompileError,
-    SpecMismatchError,
-    UserError,
-    WorkbenchError,
-)
-from workbench.gpu.adapters import AdapterInfo, choose_adapter
+from workbench.closeness import Comparison, Override, compare, tolerance_for
+from workbench.errors import CompileError, LimitError, WorkbenchError
+from workbench.gpu.adapters import AdapterInfo, choose_adapter, list_adapters
 from workbench.gpu.device import Bound, BufferPlan, DeviceBuffer, GpuContext
 from workbench.gpu.roofline import Roofline, roofline
 from workbench.gpu.timing import Budget, ClockCheck, Timing
-from workbench.gpu.uniforms import default_value, pack_uniform, set_field
-from workbench.recipes import make_input
-from workbench.specs.base import Buffer, Cost, KernelSpec
+from workbench.gpu.uniforms import pack_uniform
+from workbench.jsonable import jsonable
+from workbench.planning import (
+    ADHOC_N,
+    BindingPlan,
+    Case,
+    check_case_limits,
+    limit_refusal,
+    match_spec,
+    plan_case,
+    shipped_corpus,
+)
+from workbench.specs.base import KernelSpec
 from workbench.specs.described import load_descriptions
-from workbench.specs.registry import spec_for
-from workbench.wgsl.corpus import SHIPPED, Corpus, Kernel, load_corpus
-from workbench.wgsl.reflect import Binding, subgroup_width_constants
-from workbench.wgsl.types import NUMPY_DTYPE, WType, round_up
+from workbench.wgsl.corpus import Corpus, Kernel, load_corpus
+from workbench.wgsl.reflect import subgroup_width_constants
 
-ADHOC_N = 1024
-ADHOC_SIZE_NAMES = ("n", "size", "len", "count")
+__all__ = [
+    "ADHOC_N",
+    "AdapterInfo",
+    "BindingPlan",
+    "Case",
+    "Run",
+    "Session",
+    "Status",
+    "StatusKind",
+    "Timing",
+    "array_stats",
+    "shipped_corpus",
+]
+
+# Shared devices, one per adapter index (`Session.with_adapter(..., shared=True)`).
+_CONTEXTS: dict[int, GpuContext] = {}
+
+
+class StatusKind(StrEnum):
+    """Whether a kernel can run on the session's adapter."""
+
+    OK = "ok"
+    NEEDS = "needs"  # a device feature the adapter lacks
+    COMPILE_ERROR = "compile error"  # the shader compiler rejected it
+    ERROR = "error"  # reflection, a section problem, or the device itself
 
 
 @dataclass(frozen=True)
-class BindingPlan:
-    """One binding of a case: its role, host shape/dtype and byte size."""
+class Status:
+    """A kernel's status on one adapter: the kind, the missing features, the error."""
 
-    binding: Binding
-    name: str  # the spec's name for it (the kernel's own name for ad-hoc kernels)
-    role: str  # "input", "output", "inout", "scratch" (zeroed, not compared) or "uniform"
-    shape: tuple[int, ...]
-    axes: tuple[str, ...]
-    dtype: str
-    nbytes: int
-    source: str = ""  # how its contents were made (recipe, spec generator, zeros)
-
-
-@dataclass
-class Case:
-    """A kernel ready to dispatch: no GPU work has happened yet."""
-
-    kernel: Kernel
-    spec: KernelSpec | None
-    dims: dict[str, int]
-    seed: int
-    bindings: list[BindingPlan]
-    inputs: dict[str, np.ndarray]
-    uniforms: dict[str, Any]
-    grid: tuple[int, int, int]
-    notes: list[str] = field(default_factory=list)
-    overrides: dict[str, float] = field(default_factory=dict)  # pipeline constants, by name
+    kind: StatusKind
+    missing: tuple[str, ...] = ()
+    error: WorkbenchError | None = None
+    detail: str = ""  # the problem, for ERROR without an exception (reflection, sections)
 
     @property
-    def name(self) -> str:
-        return self.kernel.name
-
-    def plan(self, name: str) -> BindingPlan:
-        return next(p for p in self.bindings if p.name == name)
+    def ok(self) -> bool:
+        return self.kind is StatusKind.OK
 
     @property
-    def outputs(self) -> list[str]:
-        return [p.name for p in self.bindings if p.role in ("output", "inout", "scratch")]
+    def message(self) -> str:
+        """The reason, without the kind: `shader-f16`, a compile diagnostic, a problem."""
+        if self.kind is StatusKind.NEEDS:
+            return ", ".join(self.missing)
+        if self.error is not None:
+            return str(self.error)
+        return self.detail
 
     @property
-    def workgroups(self) -> int:
-        return math.prod(self.grid)
-
-    @property
-    def cost(self) -> Cost | None:
-        return self.spec.cost(self.dims) if self.spec else None
+    def text(self) -> str:
+        """`ok`, `needs shader-f16`, `compile error: …` or `error: …`."""
+        if self.ok:
+            return "ok"
+        sep = " " if self.kind is StatusKind.NEEDS else ": "
+        return f"{self.kind}{sep}{self.message}"
 
 
 @dataclass
@@ -186,34 +194,6 @@ def array_stats(a: np.ndarray) -> dict[str, float | int]:
     }
 
 
-@cache
-def shipped_corpus() -> Corpus:
-    return load_corpus(SHIPPED)
-
-
-def spec_signature_problem(kernel: Kernel, spec: KernelSpec) -> str | None:
-    """Why `kernel` does not have the binding signature of the shipped kernel `spec` describes."""
-    shipped = next((k for k in shipped_corpus().kernels if k.name == spec.name), None)
-    if shipped is None or shipped.entry_point is None:
-        return None
-    if kernel.entry_point is None:
-        return "it has no entry point to compare"
-    want = [b.signature for b in shipped.entry_point.bindings]
-    have = [b.signature for b in kernel.entry_point.bindings]
-    if want == have:
-        return None
-    fmt = lambda s: f"@group({s[0]}) @binding({s[1]}) {s[2]}{', ' + s[3] if s[3] else ''} {s[4]}"  # noqa: E731
-    lines = []
-    for i in range(max(len(want), len(have))):
-        w = want[i] if i < len(want) else None
-        h = have[i] if i < len(have) else None
-        if w != h:
-            lines.append(
-                f"expected {fmt(w) if w else 'nothing'}, found {fmt(h) if h else 'nothing'}"
-            )
-    return "; ".join(lines[:4])
-
-
 class Session:
     """A corpus and an adapter, and the one way to turn a Case into a Run."""
 
@@ -224,16 +204,71 @@ class Session:
 
     @classmethod
     def open(cls, adapter: str | int | None = None, corpus: str | Path | None = None) -> Session:
+        """The corpus at `corpus` (default: the shipped kernels) on the adapter `adapter` names."""
         return cls(load_corpus(corpus), GpuContext(choose_adapter(adapter)))
+
+    @classmethod
+    def bare(cls, adapter: AdapterInfo) -> Session:
+        """A session with no kernels on `adapter`: to probe it, measure it, describe it."""
+        return cls(Corpus(root=Path(".")), GpuContext(adapter))
+
+    @classmethod
+    def on_adapter(cls, corpus: Corpus, adapter: AdapterInfo) -> Session:
+        """A loaded corpus on `adapter` (its device is made at the first run or `open_device`)."""
+        return cls(corpus, GpuContext(adapter))
+
+    # -- adapters and the device -------------------------------------------------------------
+    @staticmethod
+    def adapters() -> tuple[AdapterInfo, ...]:
+        """Every adapter wgpu can see, in enumeration order."""
+        return list_adapters()
+
+    @staticmethod
+    def choose_adapter(selector: str | int | None = None) -> AdapterInfo:
+        """The adapter `selector` names (index, backend, name substring), else the best one."""
+        return choose_adapter(selector)
+
+    def probe(self) -> tuple[str | None, int | None]:
+        """Whether the adapter can run compute shaders (None, or why not) and its measured
+        subgroup size (None without subgroups, or when it cannot run them)."""
+        problem = self.probe_compute()
+        if problem is not None:
+            return problem, None
+        try:
+            return None, self.subgroup_size
+        except Exception:  # a broken adapter is still described, without the measurement
+            return None, None
 
     @property
     def adapter(self) -> AdapterInfo:
         return self.gpu.adapter
 
-    def with_adapter(self, adapter: str | int | None) -> Session:
-        """Same corpus on another adapter."""
-        return Session(self.corpus, GpuContext(choose_adapter(adapter)))
+    def with_adapter(
+        self, adapter: str | int | AdapterInfo | None, shared: bool = False
+    ) -> Session:
+        """Same corpus on another adapter. `shared` reuses one device per adapter for the whole
+        process (creating one costs far more than a small check); otherwise a fresh one."""
+        info = adapter if isinstance(adapter, AdapterInfo) else choose_adapter(adapter)
+        return Session(self.corpus, _shared_context(info) if shared else GpuContext(info))
 
+    def open_device(self) -> None:
+        """Create the device now rather than at the first run; GpuError when it cannot be."""
+        _ = self.gpu.device
+
+    def probe_compute(self) -> str | None:
+        """Why this adapter cannot run compute shaders, or None when it can (probed once)."""
+        return self.gpu.probe_compute()
+
+    def missing_features(self, kernel: Kernel) -> tuple[str, ...]:
+        """The device features `kernel` needs that this adapter lacks."""
+        return tuple(self.gpu.missing_features(kernel.features))
+
+    @property
+    def subgroup_size(self) -> int | None:
+        """The adapter's measured subgroup size; None without subgroups."""
+        return self.gpu.subgroup_size
+
+    # -- the corpus ----------------------------------------------------------------------------
     def with_corpus(self, corpus: Corpus) -> Session:
         """Another corpus on the same device, so cases of both can be timed together."""
         return Session(corpus, self.gpu)
@@ -255,38 +290,24 @@ class Session:
 
     def spec(self, kernel: Kernel, adhoc: bool = False) -> KernelSpec | None:
         """The matching spec, None for ad-hoc; a signature mismatch is an error, never guessed."""
-        if adhoc:
-            return None
-        described = self.described.get(kernel.name)
-        if described is not None and described.file == kernel.file:
-            return described
-        spec = spec_for(kernel.name)
-        if spec is None:
-            return None
-        problem = spec_signature_problem(kernel, spec)
-        if problem:
-            raise SpecMismatchError(
-                f"{kernel.file}:{kernel.name} has the name of a shipped kernel but not its binding "
-                f"signature: {problem}. Match the ABI, or run it ad hoc with --adhoc"
-            )
-        return spec
+        return match_spec(kernel, adhoc, self.described)
 
-    def status(self, kernel: Kernel) -> str:
-        """`ok`, `needs <feature>`, `compile error: …` or a reflection problem."""
+    def status(self, kernel: Kernel) -> Status:
+        """Whether `kernel` compiles and can run on this adapter."""
         if kernel.problem:
-            return f"error: {kernel.problem}"
+            return Status(StatusKind.ERROR, detail=kernel.problem)
         if kernel.entry_point is None:
-            return "error: no entry point"
-        missing = self.gpu.missing_features(kernel.features)
+            return Status(StatusKind.ERROR, detail="no entry point")
+        missing = self.missing_features(kernel)
         if missing:
-            return "needs " + ", ".join(missing)
+            return Status(StatusKind.NEEDS, missing)
         try:
             self._compile(kernel)
         except CompileError as exc:
-            return f"compile error: {exc}"
+            return Status(StatusKind.COMPILE_ERROR, error=exc)
         except WorkbenchError as exc:
-            return f"error: {exc}"
-        return "ok"
+            return Status(StatusKind.ERROR, error=exc)
+        return Status(StatusKind.OK)
 
     def warnings(self, kernel: Kernel) -> list[str]:
         """What may make a kernel that compiles and runs give wrong results on this adapter."""
@@ -312,210 +333,16 @@ class Session:
         seed: int = 0,
         adhoc: bool = False,
     ) -> Case:
+        """`workbench.planning.plan_case` on this session's corpus and adapter, with the
+        adapter's warnings for the kernel among the case's notes."""
         k = kernel if isinstance(kernel, Kernel) else self.kernel(kernel)
-        if k.problem:
-            raise UserError(f"{k.file}:{k.name}: {k.problem}")
-        ep = k.entry_point
-        if ep is None:
-            raise UserError(f"{k.file}:{k.name}: no @compute entry point could be reflected")
-        if seed < 0:
-            raise UserError(f"seed must be >= 0, got {seed}")
-        spec = self.spec(k, adhoc)
-        if spec is not None:
-            case = self._spec_case(k, spec, dims or {}, sizes or {}, seed)
-        else:
-            case = self._adhoc_case(k, dims or {}, sizes or {}, seed)
-        for key, value in (inputs or {}).items():
-            self._give_input(case, key, value)
-        for key, value in (sets or {}).items():
-            self._set_uniform(case, key, value)
+        case = plan_case(k, self.adapter, dims, inputs, sizes, sets, seed, adhoc, self.described)
         case.notes += [f"warning: {w}" for w in self.warnings(k)]
         return case
 
-    def _spec_case(
-        self,
-        k: Kernel,
-        spec: KernelSpec,
-        dims: Mapping[str, int],
-        sizes: Mapping[str, int],
-        seed: int,
-    ) -> Case:
-        if sizes:
-            raise UserError(
-                f"{k.name} has a spec: binding sizes follow its dims ({', '.join(d.name for d in spec.dims)}); "
-                "change --dim, or run it ad hoc with --adhoc to size bindings yourself"
-            )
-        d = spec.resolve_dims(dims)
-        buffers: dict[str, Buffer] = spec.buffers(d)
-        uniforms = spec.uniforms(d)
-        spec_names = {}
-        if not spec.described:
-            shipped = next(s for s in shipped_corpus().kernels if s.name == spec.name)
-            spec_names = {(b.group, b.binding): b.name for b in shipped.entry_point.bindings}
-        grid = tuple(int(v) for v in spec.grid(d))
-        sized = []
-        for b in k.entry_point.bindings:
-            if b.space == "uniform":
-                sized.append((b, b.type.size(True)))
-            else:
-                buf = buffers[spec_names.get((b.group, b.binding), b.name)]
-                sized.append((b, buf.count * np.dtype(buf.dtype).itemsize))
-        self._check_fits(k, sized, grid)
-        gen = None
-        plans, arrays = [], {}
-        for b in k.entry_point.bindings:
-            name = spec_names.get((b.group, b.binding), b.name)
-            if b.space == "uniform":
-                plans.append(BindingPlan(b, name, "uniform", (), (), "", b.type.size(True), "spec"))
-                continue
-            buf = buffers[name]
-            if name in spec.outputs:
-                role = "output" if name in spec.zeroed else "inout"
-            else:
-                role = "scratch" if name in spec.zeroed else "input"
-            nbytes = buf.count * np.dtype(buf.dtype).itemsize
-            if role in ("input", "inout"):
-                if gen is None:
-                    gen = spec.inputs(d, seed)
-                if name not in gen:
-                    if role == "input":
-                        raise RuntimeError(f"spec {spec.name}: inputs() gave no {name!r}")
-                    role = "output"  # an output the spec neither zeroes nor fills: zeros
-            if role in ("input", "inout"):
-                arr = np.ascontiguousarray(
-                    np.asarray(gen[name], dtype=buf.dtype).reshape(buf.shape)
-                )
-                arrays[name] = arr
-                source = f"spec generator (seed {seed})"
-            else:
-                source = "zeros"
-            plans.append(
-                BindingPlan(
-                    b,
-                    name,
-                    role,
-                    buf.shape,
-                    tuple(a for a, _ in buf.axes),
-                    buf.dtype,
-                    nbytes,
-                    source,
-                )
-            )
-        return Case(k, spec, d, seed, plans, arrays, dict(uniforms), grid)  # type: ignore[arg-type]
-
-    def _adhoc_case(
-        self, k: Kernel, dims: Mapping[str, int], sizes: Mapping[str, int], seed: int
-    ) -> Case:
-        unknown = sorted(set(dims) - {"n"})
-        if unknown:
-            raise UserError(
-                f"{k.name} has no spec, so its only dim is n (the element count); got {', '.join(unknown)}"
-            )
-        n = int(dims.get("n", ADHOC_N))
-        if n < 0:
-            raise UserError(f"n must be >= 0, got {n}")
-        names = {b.name for b in k.entry_point.bindings}
-        uniform_sized = sorted(
-            b.name for b in k.entry_point.bindings if b.space == "uniform" and b.name in sizes
-        )
-        if uniform_sized:
-            raise UserError(
-                f"--size {uniform_sized[0]}: a uniform has a fixed size; set its value with --set"
-            )
-        bad = sorted(set(sizes) - names)
-        if bad:
-            raise UserError(
-                f"{k.name} has no binding {', '.join(bad)}; bindings: {', '.join(sorted(names))}"
-            )
-        plans, arrays, uniforms, recipes = [], {}, {}, []
-        for idx, b in enumerate(k.entry_point.bindings):
-            if b.space == "uniform":
-                uniforms[b.name] = _adhoc_uniform(b.type, b.name, n)
-                plans.append(
-                    BindingPlan(b, b.name, "uniform", (), (), "", b.type.size(True), "ad hoc")
-                )
-                continue
-            count = int(sizes.get(b.name, n)) if b.runtime_sized else (b.type.count or 1)
-            if b.runtime_sized and count < 0:
-                raise UserError(f"--size {b.name}={count}: sizes must be >= 0")
-            if not b.runtime_sized and b.name in sizes:
-                raise UserError(f"{b.name} is a fixed-size {b.type.text}; it cannot be resized")
-            dtype, inner = _host_view(b.element)
-            shape = (count, *inner) if b.type.kind == "array" else inner or (1,)
-            # A lone vec3 (12 bytes) is shown with its padding lane, like vec3 array elements.
-            nbytes = (
-                count * b.element_stride
-                if b.type.kind == "array"
-                else round_up(b.type.align(), b.type.size())
-            )
-            role = "input" if b.access == "read" else "output"
-            source = "zeros"
-            if role == "input":
-                recipe = _adhoc_recipe(dtype, n)
-                if np.dtype(dtype).names is None:
-                    recipes.append((b.name, recipe, shape, dtype, seed + idx))
-                    source = f"{recipe} (seed {seed + idx})"
-            plans.append(BindingPlan(b, b.name, role, shape, (), dtype, nbytes, source))
-        wg = k.entry_point.workgroup_size[0]
-        grid = (math.ceil(n / wg), 1, 1)
-        self._check_fits(k, [(p.binding, p.nbytes) for p in plans], grid)
-        for name, recipe, shape, dtype, bseed in recipes:
-            arrays[name] = make_input(recipe, shape, dtype, bseed, name)
-        return Case(k, None, {"n": n}, seed, plans, arrays, uniforms, grid)
-
-    def _check_fits(
-        self, k: Kernel, sized: list[tuple[Binding, int]], grid: tuple[int, ...]
-    ) -> None:
-        """Refuse a case over the adapter's limits before its inputs are made (they may be huge)."""
-        plans = [BufferPlan(b, nbytes) for b, nbytes in sized]
-        self.gpu.check_limits(
-            plans, k.entry_point.workgroup_size, grid, k.name, entry=k.entry_point
-        )
-
-    def _give_input(self, case: Case, name: str, value: np.ndarray | str) -> None:
-        try:
-            plan = case.plan(name)
-        except StopIteration:
-            names = ", ".join(p.name for p in case.bindings if p.role != "uniform")
-            raise UserError(
-                f"{case.name} has no storage binding {name!r}; bindings: {names}"
-            ) from None
-        if plan.role == "uniform":
-            raise UserError(f"{name} is a uniform; set its fields with --set {name}.FIELD=V")
-        idx = case.bindings.index(plan)
-        if isinstance(value, str):
-            arr = make_input(value, plan.shape, plan.dtype, case.seed + idx, name)
-            source = value
-        else:
-            arr = np.asarray(value)
-            if arr.size != int(np.prod(plan.shape, dtype=np.int64)):
-                raise UserError(
-                    f"{name}: {arr.size} elements given, the binding holds {int(np.prod(plan.shape))} "
-                    f"{plan.shape}"
-                )
-            arr = arr.reshape(plan.shape).astype(plan.dtype)
-            source = "array"
-        case.inputs[name] = np.ascontiguousarray(arr)
-        role = plan.role
-        if role == "output":
-            role = "inout" if case.spec is None else "output"
-        case.bindings[idx] = BindingPlan(
-            plan.binding, plan.name, role, plan.shape, plan.axes, plan.dtype, plan.nbytes, source
-        )
-
-    def _set_uniform(self, case: Case, key: str, value: float) -> None:
-        head, *path = key.split(".")
-        plan = next((p for p in case.bindings if p.name == head and p.role == "uniform"), None)
-        if plan is None:
-            names = ", ".join(p.name for p in case.bindings if p.role == "uniform") or "none"
-            raise UserError(f"{case.name} has no uniform {head!r}; uniforms: {names}")
-        t = plan.binding.type
-        current = case.uniforms.get(head, default_value(t))
-        case.uniforms[head] = set_field(t, current, path, value, head)
-        if case.spec is not None:
-            case.notes.append(
-                f"--set {key}={value} overrides the spec's uniform; the reference does not see it"
-            )
+    def limit_refusal(self, case: Case) -> LimitError | None:
+        """The adapter limit `case` would exceed, said before anything is allocated."""
+        return limit_refusal(case, self.adapter)
 
     # -- running -------------------------------------------------------------------------------
     def _compile(self, kernel: Kernel, overrides: Mapping[str, float] | None = None) -> Any:
@@ -543,10 +370,7 @@ class Session:
                     else None
                 )
                 plans.append(BufferPlan(p.binding, p.nbytes, data, p.role != "input"))
-        grid = self.gpu.check_limits(
-            plans, k.entry_point.workgroup_size, case.grid, k.name, entry=k.entry_point
-        )
-        return plans, grid
+        return plans, check_case_limits(case, self.adapter)
 
     def _bind(self, case: Case) -> Bound:
         plans, grid = self._buffer_plans(case)
@@ -598,11 +422,17 @@ class Session:
         rtol: float | None = None,
         atol: float | None = None,
         reference: bool = True,
+        tolerance: Override | None = None,
         progress: Callable[[str, float], None] | None = None,
         cancelled: Callable[[], bool] | None = None,
         **case_args: Any,
     ) -> Run:
-        """Dispatch `case` (or build one from a kernel name and `case_args`) and compare it."""
+        """Dispatch `case` (or build one from a kernel name and `case_args`) and compare it.
+
+        `rtol`/`atol` override every output's tolerance (validated: ToleranceError); `tolerance`
+        gives them as an `Override` instead (forced, or from a fixture).
+        """
+        override = tolerance if tolerance is not None else Override.checked(rtol, atol)
         if isinstance(case, str):
             case = self.case(case, **case_args)
         t0 = time.perf_counter()
@@ -634,17 +464,9 @@ class Session:
             for name in case.spec.outputs:
                 if name not in ref or name not in outputs:
                     continue
-                tol = case.spec.tolerance(name, case.dims)
+                tol = tolerance_for(case.spec, name, case.dims, outputs[name].dtype, override)
                 comparisons[name] = compare(
-                    name,
-                    outputs[name],
-                    ref[name],
-                    axes=case.plan(name).axes,
-                    rtol=rtol if rtol is not None else (tol.rtol if tol else None),
-                    atol=atol if atol is not None else (tol.atol if tol else None),
-                    why="given on the command line"
-                    if (rtol is not None or atol is not None)
-                    else (tol.why if tol else ""),
+                    name, outputs[name], ref[name], axes=case.plan(name).axes, tol=tol
                 )
         say("done", 1.0)
         return Run(
@@ -700,40 +522,9 @@ class Session:
         return self.gpu.dispatch_on(program, uniform_plans, dict(storage), folded)
 
 
-def _adhoc_uniform(t: WType, name: str, n: int) -> Any:
-    if t.kind == "scalar" and name in ADHOC_SIZE_NAMES:
-        return n
-    value = default_value(t)
-    if t.kind == "struct":
-        for m in t.members:
-            if m.name in ADHOC_SIZE_NAMES and m.type.kind == "scalar":
-                value[m.name] = n
-    return value
-
-
-def _adhoc_recipe(dtype: str, n: int) -> str:
-    if np.dtype(dtype).kind == "f":
-        return "randn"
-    return f"randint:0:{max(n, 1)}"
-
-
-def _host_view(el: WType) -> tuple[str, tuple[int, ...]]:
-    """Host dtype and trailing shape for one array element."""
-    if el.kind in ("scalar", "atomic"):
-        return NUMPY_DTYPE.get(el.scalar or "u32", "uint32"), ()
-    if el.kind == "vector":
-        # vec3 elements are padded to 16 bytes in arrays: show the padding lane too.
-        lanes = 4 if el.count == 3 else (el.count or 4)
-        return NUMPY_DTYPE.get(el.scalar or "f32", "float32"), (lanes,)
-    if el.kind == "matrix":
-        col = 4 if el.rows == 3 else el.rows
-        return NUMPY_DTYPE.get(el.scalar or "f32", "float32"), (el.count or 4, col)
-    if el.kind == "struct":
-        fields = {"names": [], "formats": [], "offsets": [], "itemsize": el.size()}
-        for m in el.members:
-            dt, inner = _host_view(m.type)
-            fields["names"].append(m.name)
-            fields["formats"].append((dt, inner) if inner else dt)
-            fields["offsets"].append(m.offset)
-        return np.dtype(fields), ()  # type: ignore[return-value]
-    return "uint32", ()
+def _shared_context(adapter: AdapterInfo) -> GpuContext:
+    """The process's shared device context on `adapter`, made on first use."""
+    ctx = _CONTEXTS.get(adapter.index)
+    if ctx is None:
+        ctx = _CONTEXTS[adapter.index] = GpuContext(adapter)
+    return ctx

@@ -255,8 +255,8 @@ def test_enable_f16_in_a_preamble_is_hoisted_and_only_emitted_where_f16_is_used(
 
     # Without the user's enable in the module, the f32 kernel compiles on an adapter without f16.
     gl = gl_session(root, need_device=True)
-    assert gl.status(gl.kernel("floats")) == "ok"
-    assert gl.status(gl.kernel("halves")) == "needs shader-f16"
+    assert gl.status(gl.kernel("floats")).text == "ok"
+    assert gl.status(gl.kernel("halves")).text == "needs shader-f16"
 
 
 def test_subgroup_builtins_request_the_feature_and_enable_subgroups_is_never_emitted(
@@ -285,7 +285,7 @@ def test_subgroup_builtins_request_the_feature_and_enable_subgroups_is_never_emi
     out = sess.run("sg", dims={"n": 128}).outputs["out"]
     assert np.all(out == session.gpu.subgroup_size)
     gl = gl_session(root)
-    assert gl.status(gl.kernel("sg")) == "needs subgroup"
+    assert gl.status(gl.kernel("sg")).text == "needs subgroup"
 
 
 def test_a_marker_inside_a_block_comment_does_not_split_the_file(make_corpus, on_corpus):
@@ -332,7 +332,7 @@ def test_problems_are_reported_per_file_with_the_files_own_line(make_corpus, on_
     assert "@group and @binding" in kernels["broken.wgsl"].problem
     assert kernels["nocompute.wgsl"].problem == "no @compute entry point"
     assert "not UTF-8" in sess.corpus.problems["latin1.wgsl"]
-    assert sess.status(kernels["broken.wgsl"]).startswith("error: broken.wgsl:4:")
+    assert sess.status(kernels["broken.wgsl"]).text.startswith("error: broken.wgsl:4:")
     with pytest.raises(UserError, match=r"broken\.wgsl:4"):
         sess.case("broken")
 

@@ -11,9 +11,16 @@ import tracemalloc
 import numpy as np
 import pytest
 
-from workbench.errors import CompileError, LimitError, MissingFeatureError, SpecMismatchError
+from workbench.cli.advice import cli_message
+from workbench.errors import (
+    Advice,
+    CompileError,
+    LimitError,
+    MissingFeatureError,
+    SpecMismatchError,
+)
 from workbench.recipes import RECIPES
-from workbench.session import ADHOC_N, Session
+from workbench.session import ADHOC_N, Session, StatusKind
 from workbench.specs.registry import spec_for
 
 from .conftest import SHARED_PREAMBLE, gl_session
@@ -131,7 +138,7 @@ def test_compile_errors_name_the_file_line_and_column_with_a_caret(make_corpus, 
         }
     )
     sess = on_corpus(root)
-    assert sess.status(sess.kernel("fine")) == "ok"
+    assert sess.status(sess.kernel("fine")).text == "ok"
 
     with pytest.raises(CompileError) as err:
         sess.run("parse", dims={"n": 8})
@@ -139,17 +146,22 @@ def test_compile_errors_name_the_file_line_and_column_with_a_caret(make_corpus, 
     assert msg.startswith("bad.wgsl:10:22: expected expression")
     assert msg.splitlines()[1] == "10 |     out[gid.x] = 1u +;"
     assert _caret_column(msg) == (22, ";")
-    assert sess.status(sess.kernel("parse")) == f"compile error: {msg}"
+    assert err.value.location == ("bad.wgsl", 10, 22)
+    assert err.value.headline.startswith("expected expression")
+    status = sess.status(sess.kernel("parse"))
+    assert status.kind is StatusKind.COMPILE_ERROR and status.error is not None
+    assert status.error.location == ("bad.wgsl", 10, 22)
+    assert status.text == f"compile error: {msg}"
 
     # A tab before the error: the caret keeps it so it lines up in a terminal.
-    msg = sess.status(sess.kernel("typed")).removeprefix("compile error: ")
+    msg = sess.status(sess.kernel("typed")).text.removeprefix("compile error: ")
     assert msg.startswith("bad.wgsl:16:6: ")
     assert _caret_column(msg) == (6, "v: u32 = one();")
     assert msg.splitlines()[2].endswith("\t    ^")
 
     # The host's `enable f16;` line in front of the module must not shift the line.
     if "shader-f16" in sess.adapter.features:
-        msg = sess.status(sess.kernel("halves")).removeprefix("compile error: ")
+        msg = sess.status(sess.kernel("halves")).text.removeprefix("compile error: ")
         assert msg.startswith("bad.wgsl:23:22: ")
         assert "missing_name" in msg
         assert _caret_column(msg) == (22, "missing_name);")
@@ -289,8 +301,12 @@ def test_an_f16_kernel_on_the_gl_adapter_is_a_missing_feature_error(make_corpus)
     assert "shader-f16" not in gl.adapter.features
     with pytest.raises(MissingFeatureError) as err:
         gl.run("half")
-    assert "shader-f16" in str(err.value) and "--adapter" in str(err.value)
-    assert gl.status(gl.kernel("half")) == "needs shader-f16"
+    # The engine names no flag; the command line words the remedy.
+    assert "shader-f16" in str(err.value) and "--" not in str(err.value)
+    assert err.value.advice is Advice.OTHER_ADAPTER and "--adapter" in cli_message(err.value)
+    status = gl.status(gl.kernel("half"))
+    assert status.kind is StatusKind.NEEDS and status.missing == ("shader-f16",)
+    assert status.text == "needs shader-f16"
 
 
 ADHOC = """

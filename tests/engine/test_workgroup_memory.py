@@ -148,7 +148,7 @@ def test_a_64_kib_workgroup_array_is_refused_with_the_limit_and_the_variables(
     assert "\n" not in msg
 
     # `list` marks it, and planning the case refuses it before any input is made.
-    status = sess.status(big)
+    status = sess.status(big).text
     assert status.startswith("error: ") and "max-compute-workgroup-storage-size" in status
     with pytest.raises(LimitError, match="max-compute-workgroup-storage-size"):
         sess.case("big_shared", dims={"n": 64})

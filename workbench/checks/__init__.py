@@ -3,15 +3,15 @@ special values, determinism, and across adapters (`check_case` runs any of them)
 
     from workbench.checks import check_case, CheckReport, CheckResult, CHECK_KINDS
 
-`workbench.session` imports `workbench.checks.compare`, which runs this file first; the names
-that need the session are therefore loaded on first use (PEP 562), not at import.
+The checks sit above the session and call it to run cases; what "close" means comes from
+`workbench.closeness`, below the session, so nothing here is imported by the engine.
 """
 
 from __future__ import annotations
 
-from typing import Any
-
 from workbench.checks.result import CHECK_KINDS, DEFAULT_WHAT, CheckReport, CheckResult
+from workbench.checks.runner import check_case, parse_what
+from workbench.checks.special import Injection, parse_injection
 
 __all__ = [
     "CHECK_KINDS",
@@ -23,19 +23,3 @@ __all__ = [
     "parse_injection",
     "parse_what",
 ]
-
-_LAZY = {
-    "check_case": "workbench.checks.runner",
-    "parse_what": "workbench.checks.runner",
-    "Injection": "workbench.checks.special",
-    "parse_injection": "workbench.checks.special",
-}
-
-
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'workbench.checks' has no attribute {name!r}")
-    import importlib
-
-    return getattr(importlib.import_module(module), name)

@@ -13,32 +13,24 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from workbench.checks.compare import compare, default_tolerance
 from workbench.checks.comparing import comparison_result
 from workbench.checks.result import CheckResult, skipped
+from workbench.closeness import Override, compare, tolerance_for
 from workbench.errors import WorkbenchError
-from workbench.gpu.adapters import choose_adapter, list_adapters
-from workbench.gpu.device import GpuContext
 from workbench.session import Case, Run, Session
-
-# One device per adapter for the whole process: creating one costs far more than a small check.
-_CONTEXTS: dict[int, GpuContext] = {}
 
 
 def other_session(session: Session, against: str | int | None) -> Session | str:
     """A session on the adapter `against` names (None: the best adapter other than this one),
     or why there is none."""
     if against is None or against == "":
-        others = [a for a in list_adapters() if a.index != session.adapter.index]
+        others = [a for a in Session.adapters() if a.index != session.adapter.index]
         if not others:
             return "there is no second adapter on this machine"
         info = min(others, key=lambda a: (a.is_cpu, a.backend == "OpenGL", a.index))
     else:
-        info = choose_adapter(against)
-    ctx = _CONTEXTS.get(info.index)
-    if ctx is None:
-        ctx = _CONTEXTS[info.index] = GpuContext(info)
-    return Session(session.corpus, ctx)
+        info = Session.choose_adapter(against)
+    return session.with_adapter(info, shared=True)
 
 
 def adapter_results(
@@ -46,8 +38,7 @@ def adapter_results(
     case: Case,
     against: str | int | None,
     first: Run | None = None,
-    rtol: float | None = None,
-    atol: float | None = None,
+    override: Override | None = None,
     say: Callable[[str, float], None] | None = None,
 ) -> list[CheckResult]:
     """One result per output: this adapter's output against the other's."""
@@ -59,13 +50,15 @@ def adapter_results(
     if a.index == b.index:
         return [
             skipped(
-                "adapters", case.name, f"--against-adapter chose {a.label}, the adapter under test"
+                "adapters",
+                case.name,
+                f"the adapter to compare with is {a.label}, the adapter under test",
             )
         ]
-    cannot = other.gpu.probe_compute()
+    cannot = other.probe_compute()
     if cannot:
         return [skipped("adapters", case.name, f"{b.label} {cannot}", adapter=b.label)]
-    missing = other.gpu.missing_features(case.kernel.features)
+    missing = other.missing_features(case.kernel)
     if missing:
         return [
             skipped(
@@ -77,10 +70,10 @@ def adapter_results(
         ]
     if first is None:
         say(f"adapters: {a.label}", 0.1)
-        first = session.run(case, rtol=rtol, atol=atol, reference=case.spec is not None)
+        first = session.run(case, tolerance=override, reference=case.spec is not None)
     say(f"adapters: {b.label}", 0.5)
     try:
-        second = other.run(case, rtol=rtol, atol=atol, reference=case.spec is not None)
+        second = other.run(case, tolerance=override, reference=case.spec is not None)
     except WorkbenchError as exc:
         return [
             CheckResult(
@@ -108,20 +101,15 @@ def adapter_results(
                 )
             )
             continue
-        tol = case.spec.tolerance(name, case.dims) if case.spec else None
-        r, t = (tol.rtol, tol.atol) if tol else default_tolerance(str(mine.dtype))
-        if rtol is not None:
-            r = rtol
-        if atol is not None:
-            t = atol
+        tol = tolerance_for(case.spec, name, case.dims, mine.dtype, override)
         cmp = compare(
             name,
             theirs,
             mine.astype("float64") if mine.dtype.kind == "f" else mine,
             axes=case.plan(name).axes,
-            rtol=2 * r,
-            atol=2 * t,
-            why="each adapter may be off the truth by the tolerance: 2 x rtol, 2 x atol",
+            tol=tol.scaled(
+                2.0, 2.0, "each adapter may be off the truth by the tolerance: 2 x rtol, 2 x atol"
+            ),
         )
         res = comparison_result("adapters", name, cmp, theirs, mine, case.plan(name).axes, labels)
         details = res.details | {

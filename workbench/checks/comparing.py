@@ -1,6 +1,6 @@
 """The compare check: each output of one run against its float64 reference, as `CheckResult`s.
 
-The figures come from `workbench.checks.compare` (max abs/rel error, ULP distance, count outside
+The figures come from `workbench.closeness` (max abs/rel error, ULP distance, count outside
 tolerance, NaN/Inf by position). The table lists the mismatches worst first with named indices;
 when every element is within tolerance it lists the largest errors instead, so there is always
 something to look at. The same rendering serves the across-adapters check.
@@ -12,8 +12,8 @@ import math
 
 import numpy as np
 
-from workbench.checks.compare import Comparison, name_index
 from workbench.checks.result import CheckResult, fmt_err, fmt_val, skipped
+from workbench.closeness import Comparison, name_index
 from workbench.session import Run
 
 COLUMNS = ("index", "got", "reference", "|Δ|", "rel", "ULP", "note")

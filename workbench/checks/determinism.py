@@ -16,9 +16,9 @@ from typing import Any
 
 import numpy as np
 
-from workbench.checks.compare import name_index
 from workbench.checks.result import CheckResult, callbacks, fmt_err, fmt_val
 from workbench.checks.sizing import REPEATS, dims_text, sized
+from workbench.closeness import name_index
 from workbench.session import Case, Run, Session
 from workbench.specs.base import Dims
 

@@ -20,8 +20,8 @@ from dataclasses import replace
 
 import numpy as np
 
-from workbench.checks.compare import name_index
 from workbench.checks.result import CheckResult, skipped
+from workbench.closeness import name_index
 from workbench.session import Case, Run, Session
 
 # Quiet NaNs with a payload (f32 0x7FDADBAD, f16 0x7E5B) and a pattern for 32-bit integers.

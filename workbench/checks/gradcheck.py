@@ -31,9 +31,9 @@ from typing import Any
 
 import numpy as np
 
-from workbench.checks.compare import default_tolerance, name_index
 from workbench.checks.result import CheckResult, Say, callbacks, fmt_err, fmt_val, skipped
 from workbench.checks.sizing import SCENARIOS, dims_text, sized
+from workbench.closeness import Override, name_index, tolerance_for
 from workbench.errors import UserError
 from workbench.session import Case, Session, shipped_corpus
 from workbench.specs.base import GradLink
@@ -127,8 +127,7 @@ class _Problem:
 def grad_results(
     session: Session,
     case: Case,
-    rtol: float | None = None,
-    atol: float | None = None,
+    override: Override | None = None,
     full: bool = False,
     say: Say | None = None,
     cancelled: Callable[[], bool] | None = None,
@@ -170,7 +169,7 @@ def grad_results(
             var,
             np.asarray(analytic_run.outputs[g], dtype=np.float64).reshape(w.shape),
             gcase.plan(g).axes,
-            _tolerance(gcase, g, rtol, atol),
+            _tolerance(gcase, g, override),
             gcase.dims,
             note,
         )
@@ -213,14 +212,9 @@ def _as_plan(case: Case, name: str, value: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(np.asarray(value).reshape(plan.shape).astype(plan.dtype))
 
 
-def _tolerance(
-    case: Case, name: str, rtol: float | None, atol: float | None
-) -> tuple[float, float]:
-    spec_tol = case.spec.tolerance(name, case.dims) if case.spec else None
-    d_rtol, d_atol = default_tolerance(case.plan(name).dtype)
-    r = rtol if rtol is not None else (spec_tol.rtol if spec_tol else d_rtol)
-    a = atol if atol is not None else (spec_tol.atol if spec_tol else d_atol)
-    return r, a
+def _tolerance(case: Case, name: str, override: Override | None) -> tuple[float, float]:
+    tol = tolerance_for(case.spec, name, case.dims, case.plan(name).dtype, override)
+    return tol.rtol, tol.atol
 
 
 def _entries(n: int, rng: np.random.Generator) -> list[int]:
@@ -289,7 +283,7 @@ def _forward_kernel(session: Session, link: GradLink) -> Kernel | str | None:
         kernel = next((k for k in shipped_corpus().kernels if k.name == name), None)
     if kernel is None:
         return f"the forward kernel {name} is in neither this corpus nor the shipped one"
-    missing = session.gpu.missing_features(kernel.features)
+    missing = session.missing_features(kernel)
     if missing:
         return f"the forward kernel {name} needs {', '.join(missing)}, which {session.adapter.label} lacks"
     return kernel
@@ -331,8 +325,8 @@ def _gpu_samples(
         # What the forward's own tolerance lets each changed output be off by, on both sides.
         noise = 0.0
         for k, up in problem.up.items():
-            ftol = fspec.tolerance(k, base.dims)
-            f_rtol, f_atol = (ftol.rtol, ftol.atol) if ftol else default_tolerance(str(fp[k].dtype))
+            ftol = tolerance_for(fspec, k, base.dims, fp[k].dtype)
+            f_rtol, f_atol = ftol.rtol, ftol.atol
             a = fp[k].astype(np.float64).reshape(up.shape)
             b = fm[k].astype(np.float64).reshape(up.shape)
             changed = a != b

@@ -2,7 +2,7 @@
 
 A result carries a one-line summary with units, every figure in `details` (JSON-able), and a
 table (`columns`, `rows` of display strings) so a UI can show any result without knowing its kind.
-Also the strict-JSON cleaning every JSON output goes through, and the callbacks checks default to.
+Also the callbacks checks default to.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
+from workbench.jsonable import jsonable
 
 CHECK_KINDS = ("compare", "evidence", "grad", "special", "determinism", "adapters")
 DEFAULT_WHAT = ("compare", "evidence", "grad", "special", "determinism")
@@ -126,23 +126,6 @@ def _say_nothing(_msg: str, _frac: float) -> None:
 
 def _never() -> bool:
     return False
-
-
-def jsonable(value: Any) -> Any:
-    """Plain JSON types; NaN and infinities as the strings "nan", "inf", "-inf"."""
-    if isinstance(value, dict):
-        return {str(k): jsonable(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [jsonable(v) for v in value]
-    if isinstance(value, np.ndarray):
-        return jsonable(value.tolist())
-    if isinstance(value, np.generic):
-        value = value.item()
-    if isinstance(value, float) and not math.isfinite(value):
-        return "nan" if math.isnan(value) else ("inf" if value > 0 else "-inf")
-    if value is None or isinstance(value, (str, int, float, bool)):
-        return value
-    return str(value)
 
 
 def fmt_err(x: float) -> str:

@@ -18,6 +18,7 @@ from workbench.checks.evidence import evidence_results
 from workbench.checks.gradcheck import grad_results
 from workbench.checks.result import CHECK_KINDS, DEFAULT_WHAT, CheckReport, callbacks, skipped
 from workbench.checks.special import Injection, special_results
+from workbench.closeness import Override
 from workbench.errors import UserError
 from workbench.session import Case, Session
 
@@ -56,12 +57,16 @@ def check_case(
     repeats: int = DEFAULT_REPEATS,
     full: bool = False,
     inject: Sequence[Injection] | None = None,
+    tolerance: Override | None = None,
 ) -> CheckReport:
     """Run the checks `what` names on `case`; `against` (an adapter selector) adds "adapters".
 
-    `repeats` is the determinism check's run count, `full` runs every check at the case's own
-    size, `inject` replaces the default special-value scenarios.
+    `rtol`/`atol` override every output's tolerance (validated: ToleranceError, exit 2);
+    `tolerance` gives them as an `Override` instead (a forced one). `repeats` is the determinism
+    check's run count, `full` runs every check at the case's own size, `inject` replaces the
+    default special-value scenarios.
     """
+    override = tolerance if tolerance is not None else Override.checked(rtol, atol)
     kinds = parse_what(what)
     if against is not None and "adapters" not in kinds:
         kinds = parse_what((*kinds, "adapters"))
@@ -70,7 +75,7 @@ def check_case(
     t0 = time.perf_counter()
     tell, stop = callbacks(progress, cancelled)
     report = CheckReport(case.name, case.kernel.file, session.adapter.label, dict(case.dims))
-    missing = session.gpu.missing_features(case.kernel.features)
+    missing = session.missing_features(case.kernel)
     if missing:
         why = f"needs {', '.join(missing)}, which {session.adapter.label} lacks"
         report.results.append(skipped(kinds[0], case.name, why))
@@ -91,7 +96,7 @@ def check_case(
     first = None
     if {"compare", "evidence", "determinism"} & set(kinds):
         tell(f"{case.name}: running", 0.0)
-        first = session.run(case, rtol=rtol, atol=atol, reference="compare" in kinds)
+        first = session.run(case, tolerance=override, reference="compare" in kinds)
     for kind in kinds:
         if stop():
             report.cancelled = True
@@ -103,7 +108,7 @@ def check_case(
             report.results += evidence_results(session, case, first)
         elif kind == "grad":
             try:
-                report.results += grad_results(session, case, rtol, atol, full, say, stop)
+                report.results += grad_results(session, case, override, full, say, stop)
             except UserError as exc:
                 # A gradient check that cannot run (its forward missing or mismatched) is
                 # skipped with the reason; the kernel's other checks still report.
@@ -113,7 +118,7 @@ def check_case(
         elif kind == "determinism":
             report.results += determinism_results(session, case, first, repeats, full, say, stop)
         else:
-            report.results += adapter_results(session, case, against, first, rtol, atol, say)
+            report.results += adapter_results(session, case, against, first, override, say)
         done += _WEIGHT[kind]
     report.cancelled = report.cancelled or stop()
     kinds_by_note: dict[str, list[str]] = {}
@@ -123,6 +128,9 @@ def check_case(
             kinds_by_note[note].append(r.kind)
     report.notes += [f"{', '.join(ks)}: {note}" for note, ks in kinds_by_note.items()]
     report.notes += [n for n in case.notes if n.startswith("warning: ")]
+    tolerance_note = override.note()
+    if tolerance_note:
+        report.notes.append(tolerance_note)
     report.elapsed_s = time.perf_counter() - t0
     tell(f"{case.name}: done", 1.0)
     return report

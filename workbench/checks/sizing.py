@@ -102,7 +102,7 @@ def sized(
     small = session.case(case.kernel, dims=dims, seed=case.seed)
     return small, (
         f"at {dims_text(small.dims)}, not the case's dims: the case ({fmt_bytes(case_bytes(case))}) "
-        f"is over the {budget.name} budget ({fmt_bytes(budget.max_bytes)}); --full checks it as "
+        f"is over the {budget.name} budget ({fmt_bytes(budget.max_bytes)}); a full-size check runs it as "
         "given"
     )
 

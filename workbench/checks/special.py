@@ -49,9 +49,9 @@ from typing import Any
 
 import numpy as np
 
-from workbench.checks.compare import compare, default_tolerance
 from workbench.checks.result import CheckResult, callbacks, fmt_err, skipped
 from workbench.checks.sizing import SCENARIOS, dims_text, sized
+from workbench.closeness import compare, tolerance_for
 from workbench.errors import UserError
 from workbench.session import Case, Session
 from workbench.specs.grads import grad_link
@@ -150,7 +150,7 @@ def parse_injection(text: str) -> Injection:
     binding, eq, value = head.partition("=")
     binding, value, where = binding.strip(), value.strip().lower(), where.strip()
     if not eq or not binding or not value or (sep and not where):
-        raise UserError(f"--inject expects BINDING=VALUE[@WHERE], got {text!r}")
+        raise UserError(f"an injection is BINDING=VALUE[@WHERE], got {text!r}")
     value = _ALIASES.get(value, value)
     if value not in VALUES:
         try:
@@ -158,14 +158,14 @@ def parse_injection(text: str) -> Injection:
         except ValueError:
             names = ", ".join(VALUES)
             raise UserError(
-                f"--inject {text!r}: value must be one of {names}, or a number"
+                f"injection {text!r}: value must be one of {names}, or a number"
             ) from None
     if sep and where != "all" and not _is_fraction(where):
         try:
             [int(i) for i in where.split(",")]
         except ValueError:
             raise UserError(
-                f"--inject {text!r}: WHERE is all, a fraction (0.05 or 5%) or flat indices (3,17)"
+                f"injection {text!r}: WHERE is all, a fraction (0.05 or 5%) or flat indices (3,17)"
             ) from None
     return Injection(binding, value, where or f"{DEFAULT_FRACTION}")
 
@@ -206,7 +206,7 @@ def positions(inj: Injection, n: int, seed: int) -> np.ndarray:
     idx = np.array([int(i) for i in inj.where.split(",")], dtype=np.int64)
     bad = idx[(idx < 0) | (idx >= n)]
     if bad.size:
-        raise UserError(f"--inject {inj.label}: index {int(bad[0])} is outside 0..{n - 1}")
+        raise UserError(f"injection {inj.label}: index {int(bad[0])} is outside 0..{n - 1}")
     return idx
 
 
@@ -246,10 +246,10 @@ def special_results(
         if plan is None or plan.name not in scase.inputs:
             names = ", ".join(p.name for p in scase.bindings if p.name in scase.inputs)
             raise UserError(
-                f"--inject {inj.label}: {scase.name} has no input {inj.binding!r}; inputs: {names}"
+                f"injection {inj.label}: {scase.name} has no input {inj.binding!r}; inputs: {names}"
             )
         if np.dtype(plan.dtype).kind != "f":
-            raise UserError(f"--inject {inj.label}: {inj.binding} holds {plan.dtype}, not floats")
+            raise UserError(f"injection {inj.label}: {inj.binding} holds {plan.dtype}, not floats")
     rule = RULES.get(scase.name, lambda _b, _v: "match")
     with np.errstate(all="ignore"):
         clean = scase.spec.reference(scase.dims, {k: v.copy() for k, v in scase.inputs.items()})
@@ -290,8 +290,7 @@ def _scenario(
             continue
         got = run.outputs[name]
         r = _in_range(np.asarray(ref[name], dtype=np.float64), got.dtype)
-        tol = case.spec.tolerance(name, case.dims)
-        rtol, atol = (tol.rtol, tol.atol) if tol else default_tolerance(str(got.dtype))
+        tol = tolerance_for(case.spec, name, case.dims, got.dtype)
         g = got.astype(np.float64)
         g_nf, r_nf = ~np.isfinite(g), ~np.isfinite(r)
         # Finite values are judged where the injection changed the reference; the rest is the
@@ -305,9 +304,7 @@ def _scenario(
             np.where(judged, got, 0).astype(got.dtype),
             np.where(judged, r, 0.0),
             axes=case.plan(name).axes,
-            rtol=rtol,
-            atol=atol * scale,
-            why="special",
+            tol=tol.scaled(1.0, scale, "special"),
         )
         if mode == "match":
             same = (np.isnan(g) & np.isnan(r)) | (g_nf & r_nf & (g == r))

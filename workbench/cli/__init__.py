@@ -12,6 +12,7 @@ import json
 import sys
 
 from workbench import __version__
+from workbench.cli.advice import cli_message
 from workbench.errors import WorkbenchError
 
 # Subcommand modules, in the order `workbench --help` lists them.
@@ -56,9 +57,9 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return int(args.handler(args) or 0)
     except WorkbenchError as exc:
-        print(f"workbench: {exc}", file=sys.stderr)
+        print(f"workbench: {cli_message(exc)}", file=sys.stderr)
         if getattr(args, "json", False):
-            print(json.dumps({"error": str(exc), "exit": exc.exit_code}))
+            print(json.dumps({"error": cli_message(exc), "exit": exc.exit_code}))
         return exc.exit_code
     except KeyboardInterrupt:
         print("workbench: interrupted", file=sys.stderr)

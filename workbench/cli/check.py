@@ -18,8 +18,16 @@ from workbench.checks.determinism import DEFAULT_REPEATS
 from workbench.checks.result import VERDICTS, CheckResult
 from workbench.checks.runner import parse_what
 from workbench.checks.sizing import small_dims
-from workbench.checks.special import parse_injection
-from workbench.cli.common import add_case_options, open_session, parse_pairs, print_json
+from workbench.checks.special import Injection, parse_injection
+from workbench.cli.advice import cli_message
+from workbench.cli.common import (
+    add_case_options,
+    add_tolerance_options,
+    open_session,
+    parse_pairs,
+    print_json,
+    tolerance_override,
+)
 from workbench.errors import MissingFeatureError, UserError, WorkbenchError
 from workbench.session import Case, Session
 
@@ -59,8 +67,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         metavar="SEL",
         help="also run the case on this adapter and compare the two (adds the adapters check)",
     )
-    p.add_argument("--rtol", type=float, help="override every output's rtol")
-    p.add_argument("--atol", type=float, help="override every output's atol")
+    add_tolerance_options(p, "use")
     p.add_argument(
         "--repeats",
         type=int,
@@ -117,7 +124,8 @@ def cmd_check(args: argparse.Namespace) -> int:
     what = parse_what(args.what)
     if args.repeats < 2:
         raise UserError(f"--repeats must be at least 2, got {args.repeats}")
-    inject = [parse_injection(t) for t in args.inject]
+    inject = [_injection(t) for t in args.inject]
+    override = tolerance_override(args)
     if args.all == bool(args.kernel):
         raise UserError("name one KERNEL to check, or give --all (not both)")
     if args.all and (args.dim or args.size or args.set or args.input or args.inject):
@@ -129,8 +137,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     options = {
         "what": what,
         "against": args.against_adapter,
-        "rtol": args.rtol,
-        "atol": args.atol,
+        "tolerance": override,
         "repeats": args.repeats,
         "full": args.full,
         "progress": progress,
@@ -147,6 +154,14 @@ def cmd_check(args: argparse.Namespace) -> int:
     else:
         print_report(report, args.verbose)
     return 0 if report.ok else 1
+
+
+def _injection(text: str) -> Injection:
+    """One --inject value; its error names the option."""
+    try:
+        return parse_injection(text)
+    except UserError as exc:
+        raise UserError(f"--inject: {exc}") from None
 
 
 def _build_case(session: Session, args: argparse.Namespace) -> Case:
@@ -184,10 +199,10 @@ def _check_all(
                     case = session.case(kernel, dims=dims, seed=args.seed, adhoc=args.adhoc)
             report = check_case(session, case, **options)
         except MissingFeatureError as exc:
-            errors.append({"kernel": kernel.name, "file": kernel.file, "skipped": str(exc)})
+            errors.append({"kernel": kernel.name, "file": kernel.file, "skipped": cli_message(exc)})
             continue
         except WorkbenchError as exc:
-            errors.append({"kernel": kernel.name, "file": kernel.file, "error": str(exc)})
+            errors.append({"kernel": kernel.name, "file": kernel.file, "error": cli_message(exc)})
             continue
         finally:
             progress.clear()

@@ -8,8 +8,9 @@ import math
 import sys
 from typing import Any
 
-from workbench.checks.result import jsonable
+from workbench.closeness import RTOL_CEILING, Override
 from workbench.errors import UserError
+from workbench.jsonable import jsonable
 from workbench.recipes import RECIPES
 from workbench.session import Case, Session
 
@@ -59,6 +60,35 @@ def add_case_options(
     p.add_argument("--seed", type=int, default=0, help="seed for generated inputs (default 0)")
     p.add_argument("--adhoc", action="store_true", help="ignore the spec and run the kernel ad hoc")
     p.add_argument("--json", action="store_true", help="print one JSON object")
+
+
+def add_tolerance_options(p: argparse.ArgumentParser, verb: str, forcible: bool = True) -> None:
+    """--rtol and --atol (`verb`: what is done with them), and --force-tolerance if `forcible`."""
+    p.add_argument("--rtol", type=float, help=f"{verb} this rtol for every output")
+    p.add_argument("--atol", type=float, help=f"{verb} this atol for every output")
+    if forcible:
+        p.add_argument(
+            "--force-tolerance",
+            action="store_true",
+            help=f"accept an rtol over {RTOL_CEILING:g} (a result off by more than its size passes)",
+        )
+
+
+def tolerance_override(args: argparse.Namespace) -> Override:
+    """--rtol/--atol, validated (finite, >= 0, rtol within the ceiling unless forced)."""
+    return Override.checked(
+        args.rtol,
+        args.atol,
+        forced=getattr(args, "force_tolerance", False),
+        labels=("--rtol", "--atol"),
+    )
+
+
+def tolerance_note(override: Override) -> None:
+    """Say on stderr which tolerance applies beside a value given alone."""
+    note = override.note()
+    if note:
+        print(f"workbench: note: {note}", file=sys.stderr)
 
 
 def parse_pairs(items: list[str], what: str, number: type = int) -> dict[str, Any]:

@@ -11,10 +11,18 @@ import argparse
 import sys
 from pathlib import Path
 
-from workbench.cli.common import add_case_options, build_case, open_session, print_json
-from workbench.errors import UserError
+from workbench.cli.common import (
+    add_case_options,
+    add_tolerance_options,
+    build_case,
+    open_session,
+    print_json,
+    tolerance_override,
+)
+from workbench.errors import Advice, UserError
 from workbench.fixtures import (
     SHIPPED_FIXTURES,
+    FixtureExistsError,
     ReplayResult,
     find_fixtures,
     fixture_paths,
@@ -37,8 +45,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="checks replay runs, comma-separated: compare, grad, special, determinism "
         "(default: compare)",
     )
-    p.add_argument("--rtol", type=float, help="record this rtol for every output")
-    p.add_argument("--atol", type=float, help="record this atol for every output")
+    add_tolerance_options(p, "record", forcible=False)
     p.add_argument("--force", action="store_true", help="overwrite an existing fixture")
     p.set_defaults(handler=cmd_record)
 
@@ -62,17 +69,18 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def cmd_record(args: argparse.Namespace) -> int:
     checks = [c.strip() for c in args.checks.split(",") if c.strip()]
+    override = tolerance_override(args)
     if not args.force:
         for p in fixture_paths(args.out):
             if p.exists():
-                raise UserError(f"{p} already exists; overwrite it with --force")
+                raise FixtureExistsError(f"{p} already exists", advice=Advice.OVERWRITE)
     session = open_session(args)
     case = build_case(session, args)
-    run = session.run(case, reps=0, rtol=args.rtol, atol=args.atol)
+    run = session.run(case, reps=0, tolerance=override)
     try:
         path = record_fixture(run, args.out, note=args.note, checks=checks, force=args.force)
-    except FileExistsError as exc:
-        raise UserError(f"{exc.args[0] if exc.args else exc}") from None
+    except FixtureExistsError:
+        raise
     except OSError as exc:
         raise UserError(f"{args.out}: cannot write: {exc.strerror or exc}") from None
     if args.json:

@@ -11,9 +11,6 @@ import argparse
 
 from workbench.cli.common import add_corpus_adapter, open_session, print_json
 from workbench.cli.step import list_pipelines
-from workbench.gpu.adapters import choose_adapter, list_adapters
-from workbench.gpu.device import GpuContext
-from workbench.gpu.roofline import roofline
 from workbench.session import Session
 from workbench.units import fmt_ms, fmt_rate
 from workbench.wgsl.corpus import Kernel
@@ -40,25 +37,19 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def cmd_adapters(args: argparse.Namespace) -> int:
     rows = []
-    for a in list_adapters():
-        ctx = GpuContext(a)
-        problem = ctx.probe_compute()
-        subgroup = None
-        if problem is None:
-            try:
-                subgroup = ctx.subgroup_size
-            except Exception:  # a broken adapter still gets listed, without the measurement
-                subgroup = None
+    for a in Session.adapters():
+        bare = Session.bare(a)
+        problem, subgroup = bare.probe()
         row = a.to_json() | {
             "subgroup_size": subgroup,
             "compute": problem is None,
             "problem": problem,
         }
         if args.roofline:
-            row["roofline"] = roofline(ctx).to_json() if problem is None else None
+            row["roofline"] = bare.roofline().to_json() if problem is None else None
         rows.append(row)
     # Chosen after the probes, so an adapter that cannot run compute shaders is not the default.
-    default = choose_adapter()
+    default = Session.choose_adapter()
     for r in rows:
         r["default"] = r["index"] == default.index
     if args.json:
@@ -115,7 +106,7 @@ def kernel_rows(session: Session) -> list[dict]:
     rows = []
     for k in session.corpus.kernels:
         ep = k.entry_point
-        status = session.status(k)
+        status = session.status(k).text
         spec = session.described.get(k.name) or spec_for(k.name)
         rows.append(
             {
@@ -157,7 +148,7 @@ def cmd_list(args: argparse.Namespace) -> int:
         args.corpus = args.path
     session = open_session(args)
     # Every status compiles, so the device is made anyway: say once if it cannot run compute.
-    problem = session.gpu.probe_compute()
+    problem = session.probe_compute()
     rows = kernel_rows(session)
     if args.json:
         print_json(

@@ -3,13 +3,20 @@
 from __future__ import annotations
 
 import argparse
-import math
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from workbench.cli.common import add_case_options, build_case, open_session, print_json
+from workbench.cli.common import (
+    add_case_options,
+    add_tolerance_options,
+    build_case,
+    open_session,
+    print_json,
+    tolerance_note,
+    tolerance_override,
+)
 from workbench.errors import UserError
 from workbench.session import Run
 from workbench.units import fmt_bytes, fmt_ms, fmt_num, fmt_rate
@@ -20,8 +27,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_case_options(p)
     p.add_argument("--reps", type=int, default=20, help="timed repetitions (default 20; 0: none)")
     p.add_argument("--warmup", type=int, default=2, help="untimed dispatches before timing")
-    p.add_argument("--rtol", type=float, help="override every output's rtol")
-    p.add_argument("--atol", type=float, help="override every output's atol")
+    add_tolerance_options(p, "use")
     p.add_argument("--save-outputs", metavar="DIR", help="write one .npy per output binding")
     p.set_defaults(handler=cmd_run)
 
@@ -29,13 +35,12 @@ def register(sub: argparse._SubParsersAction) -> None:
 def cmd_run(args: argparse.Namespace) -> int:
     if args.reps < 0 or args.warmup < 0:
         raise UserError("--reps and --warmup must be >= 0")
-    for flag, tol in (("--rtol", args.rtol), ("--atol", args.atol)):
-        # A NaN tolerance would pass every element; a negative one would fail every element.
-        if tol is not None and not (math.isfinite(tol) and tol >= 0):
-            raise UserError(f"{flag} must be a finite number >= 0, got {tol}")
+    override = tolerance_override(args)
     session = open_session(args)
     case = build_case(session, args)
-    run = session.run(case, reps=args.reps, warmup=args.warmup, rtol=args.rtol, atol=args.atol)
+    run = session.run(case, reps=args.reps, warmup=args.warmup, tolerance=override)
+    if not args.json:
+        tolerance_note(override)
     if args.save_outputs:
         save_outputs(run, Path(args.save_outputs))
     unchanged = outputs_unchanged(run)

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
 
-from workbench.errors import GpuError, UserError
+from workbench.errors import Advice, GpuError, UserError
 
 # Features a kernel may need, plus timestamps for timing. The device asks for those the adapter has.
 USEFUL_FEATURES = ("shader-f16", "subgroup", "timestamp-query")
@@ -160,8 +160,8 @@ def choose_adapter(selector: str | int | None = None) -> AdapterInfo:
         idx = int(text)
         if idx >= len(adapters):
             raise UserError(
-                f"adapter index {idx} does not exist; there are {len(adapters)} "
-                "(`workbench adapters` lists them)"
+                f"adapter index {idx} does not exist; there are {len(adapters)}",
+                advice=Advice.OTHER_ADAPTER,
             )
         return adapters[idx]
     low = text.lower()

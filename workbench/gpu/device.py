@@ -13,7 +13,6 @@ found by a cheap probe whose answer `choose_adapter` remembers.
 
 from __future__ import annotations
 
-import math
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -23,10 +22,10 @@ from typing import Any
 import numpy as np
 
 from workbench.errors import (
+    Advice,
     CompileError,
     DeviceLostError,
     GpuError,
-    LimitError,
     MissingFeatureError,
     ReflectionError,
 )
@@ -38,6 +37,7 @@ from workbench.gpu.adapters import (
     quiet_mesa,
     raw_adapter,
 )
+from workbench.gpu.limits import check_limits, check_workgroup_storage
 from workbench.gpu.timing import Budget, ClockCheck, Timing, clock_check, flush_size, time_passes
 from workbench.gpu.timing import time_reps as _time_reps
 from workbench.wgsl.diagnostics import map_compile_error
@@ -52,9 +52,6 @@ fn main(@builtin(subgroup_size) sg: u32, @builtin(local_invocation_index) i: u32
 }
 """
 _COMPUTE_PROBE = "@compute @workgroup_size(1)\nfn main() {}\n"
-# WebGPU's default limits, used where an adapter does not report one.
-_DEFAULT_WORKGROUP_STORAGE = 16384
-_DEFAULT_UNIFORM_BUFFERS = 12
 
 
 @dataclass(frozen=True)
@@ -92,21 +89,13 @@ class DispatchResult:
     grid: tuple[int, int, int]
 
 
-def fold_grid(grid: Sequence[int], max_per_dim: int) -> tuple[int, int, int]:
-    """A 1-D grid over the per-dimension limit folded into 2-D as `flat_id(gid, nwg)` expects."""
-    x, y, z = (int(v) for v in grid)
-    if x > max_per_dim and y == 1 and z == 1:
-        return (max_per_dim, math.ceil(x / max_per_dim), 1)
-    return (x, y, z)
-
-
 @dataclass
 class GpuContext:
     """A device on one adapter, with a pipeline cache and a reused staging buffer."""
 
     adapter: AdapterInfo
     _device: Any = None
-    _programs: dict[tuple, Program] = field(default_factory=dict)
+    _programs: dict[tuple[object, ...], Program] = field(default_factory=dict)
     _staging: Any = None
     _subgroup_size: int | None = None
     _period: float | None = None
@@ -129,7 +118,8 @@ class GpuContext:
             if self._device is None:
                 raise GpuError(
                     f"{self.adapter.label}: could not create a device ({self._device_error}), so "
-                    f"this adapter cannot run compute shaders; {_other_adapter_hint(self.adapter)}"
+                    f"this adapter cannot run compute shaders; {_other_adapter_hint(self.adapter)}",
+                    advice=Advice.OTHER_ADAPTER,
                 )
         return self._device
 
@@ -209,25 +199,12 @@ class GpuContext:
         if missing:
             raise MissingFeatureError(
                 f"{kernel} needs the {', '.join(missing)} feature, which {self.adapter.label} "
-                "does not have; choose another adapter with --adapter (`workbench adapters` "
-                "shows each adapter's features)"
+                "does not have",
+                advice=Advice.OTHER_ADAPTER,
             )
 
     def check_workgroup_storage(self, entry: EntryPoint, kernel: str) -> None:
-        """Refuse an entry point whose `var<workgroup>`s exceed max-compute-workgroup-storage-size."""
-        cap = self.adapter.limits.get(
-            "max-compute-workgroup-storage-size", _DEFAULT_WORKGROUP_STORAGE
-        )
-        if entry.workgroup_bytes <= cap:
-            return
-        big = sorted(entry.workgroup_vars, key=lambda v: -v.footprint)
-        names = ", ".join(f"{v.name}: {v.type.text} {v.footprint:,} bytes" for v in big)
-        raise LimitError(
-            f"{kernel} on {self.adapter.label}: its workgroup variables need "
-            f"{entry.workgroup_bytes:,} bytes ({names}), over the adapter's "
-            f"max-compute-workgroup-storage-size of {cap:,} bytes; make the var<workgroup> "
-            "arrays smaller, or choose another adapter"
-        )
+        check_workgroup_storage(self.adapter, entry, kernel)
 
     def check_limits(
         self,
@@ -237,62 +214,9 @@ class GpuContext:
         kernel: str,
         entry: EntryPoint | None = None,
     ) -> tuple[int, int, int]:
-        """Refuse (before allocating) anything over the adapter's limits; returns the folded grid.
-
-        With `entry`, its workgroup memory is checked too (`compile` checks it in any case).
-        """
-        lim = self.adapter.limits
-        where = f"{kernel} on {self.adapter.label}"
-        if entry is not None:
-            self.check_workgroup_storage(entry, kernel)
-        for plan in plans:
-            b = plan.binding
-            if b.space == "uniform":
-                cap, cap_name = (
-                    lim.get("max-uniform-buffer-binding-size", 65536),
-                    "max-uniform-buffer-binding-size",
-                )
-            else:
-                cap, cap_name = (
-                    lim.get("max-storage-buffer-binding-size", 1 << 27),
-                    "max-storage-buffer-binding-size",
-                )
-            cap = min(cap, lim.get("max-buffer-size", cap))
-            if plan.nbytes > cap:
-                raise LimitError(
-                    f"{where}: binding {b.binding} '{b.name}' would need {_mib(plan.nbytes)} "
-                    f"({plan.nbytes:,} bytes), over the adapter's {cap_name} of {_mib(cap)} "
-                    f"({cap:,} bytes); use smaller dims or another adapter"
-                )
-        storage = sum(1 for p in plans if p.binding.space == "storage")
-        cap = lim.get("max-storage-buffers-per-shader-stage", 8)
-        if storage > cap:
-            raise LimitError(f"{where}: {storage} storage buffers, over the limit of {cap}")
-        uniforms = sum(1 for p in plans if p.binding.space == "uniform")
-        cap = lim.get("max-uniform-buffers-per-shader-stage", _DEFAULT_UNIFORM_BUFFERS)
-        if uniforms > cap:
-            raise LimitError(
-                f"{where}: {uniforms} uniform buffers, over the adapter's "
-                f"max-uniform-buffers-per-shader-stage of {cap}; pack them into one struct"
-            )
-        wx, wy, wz = workgroup_size
-        for axis, v in zip("xyz", workgroup_size, strict=True):
-            cap = lim.get(f"max-compute-workgroup-size-{axis}", 256)
-            if v > cap:
-                raise LimitError(f"{where}: @workgroup_size {axis}={v} is over the limit of {cap}")
-        inv = lim.get("max-compute-invocations-per-workgroup", 256)
-        if wx * wy * wz > inv:
-            raise LimitError(
-                f"{where}: {wx * wy * wz} invocations per workgroup, over the limit of {inv}"
-            )
-        per_dim = lim.get("max-compute-workgroups-per-dimension", 65535)
-        folded = fold_grid(grid, per_dim)
-        if any(v > per_dim for v in folded):
-            raise LimitError(
-                f"{where}: grid {'x'.join(map(str, grid))} needs more than {per_dim} workgroups "
-                "in one dimension even after folding; use smaller dims"
-            )
-        return folded
+        """`workbench.gpu.limits.check_limits` for these buffer plans; returns the folded grid."""
+        sized = [(p.binding, p.nbytes) for p in plans]
+        return check_limits(self.adapter, sized, workgroup_size, grid, kernel, entry)
 
     # -- compile -----------------------------------------------------------------------------
     def compile(
@@ -320,7 +244,13 @@ class GpuContext:
             module = dev.create_shader_module(code=module_text)
         except wgpu.GPUError as exc:
             diag = map_compile_error(str(exc), module_text, smap, file)
-            raise CompileError(diag.render()) from None
+            raise CompileError(
+                diag.render(),
+                file=diag.file,
+                line=diag.line,
+                column=diag.column,
+                headline=diag.message,
+            ) from None
         groups = max((b.group for b in bindings), default=-1) + 1
         layouts = []
         for g in range(groups):
@@ -346,7 +276,8 @@ class GpuContext:
             except wgpu.GPUError as exc:
                 # e.g. a binding index over the adapter's max-bindings-per-bind-group.
                 raise CompileError(
-                    f"{file}: bind group {g} of '{entry}' rejected: {_first_cause(str(exc))}"
+                    f"{file}: bind group {g} of '{entry}' rejected: {_first_cause(str(exc))}",
+                    file=file,
                 ) from None
         compute: dict[str, Any] = {"module": module, "entry_point": entry}
         if constants:
@@ -357,7 +288,7 @@ class GpuContext:
             )
         except wgpu.GPUError as exc:
             raise CompileError(
-                f"{file}: pipeline for '{entry}' rejected: {_first_cause(str(exc))}"
+                f"{file}: pipeline for '{entry}' rejected: {_first_cause(str(exc))}", file=file
             ) from None
         program = Program(pipeline, layouts, bindings, entry)
         self._programs[key] = program
@@ -643,17 +574,13 @@ class Bound:
             buf.destroy()
 
 
-def _mib(n: int) -> str:
-    return f"{n / (1 << 20):,.1f} MiB" if n >= 1 << 20 else f"{n:,} bytes"
-
-
 def _other_adapter_hint(adapter: AdapterInfo) -> str:
     """Which adapter to try instead of one that cannot run compute shaders."""
     others = [a for a in list_adapters() if a.index != adapter.index]
     if any(a.backend == "Vulkan" for a in others):
-        return "try --adapter vulkan (`workbench adapters` lists them)"
+        return "try the Vulkan adapter"
     if others:
-        return "choose another adapter with --adapter (`workbench adapters` lists them)"
+        return "choose another adapter"
     return "install a Vulkan driver (Mesa's lavapipe runs on the CPU: mesa-vulkan-drivers)"
 
 

@@ -20,7 +20,7 @@ import numpy as np
 
 from workbench.gpu.device import BufferPlan, GpuContext
 from workbench.gpu.timing import Budget, Timing, time_reps
-from workbench.wgsl.reflect import reflect
+from workbench.wgsl.reflect import Binding, reflect
 from workbench.wgsl.sourcemap import SourceMap
 
 _WG = 256
@@ -218,12 +218,12 @@ def measure(ctx: GpuContext, budget: Budget, copy_bytes: int | None = None) -> R
     nbytes = min(copy_bytes or ctx.flush_bytes[0], cap) // 64 * 64
     words = np.arange(nbytes // 4, dtype=np.uint32) * np.uint32(2654435761)
     # Floats in [1, 2) with scrambled mantissas: no compression can shrink them.
-    data = memoryview(((words >> np.uint32(9)) | np.uint32(0x3F800000)).view(np.uint8))
+    data = memoryview(((words >> np.uint32(9)) | np.uint32(0x3F800000)).view(np.uint8).data)
     copies = tuple(_copy_probe(ctx, name, nbytes, data, budget) for name in COPIES)
     return Roofline(ctx.adapter.label, copies, _fma_probe(ctx, budget), time.perf_counter() - t0)
 
 
-def _compile(ctx: GpuContext, text: str, entry: str) -> tuple[Any, tuple]:
+def _compile(ctx: GpuContext, text: str, entry: str) -> tuple[Any, tuple[Binding, ...]]:
     bindings = reflect(text, f"roofline:{entry}").entry_points[entry].bindings
     return ctx.compile(text, SourceMap(), entry, bindings, f"roofline:{entry}"), bindings
 

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from workbench.checks.compare import Comparison
+from workbench.closeness import Comparison
 from workbench.pipelines.plan import PipelinePlan, PlannedStep
 
 

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from workbench.closeness import ToleranceError, validate_tolerance
 from workbench.errors import UserError
 from workbench.pipelines import exprs
 
@@ -167,9 +168,15 @@ class _Reader:
             raise self.fail(where, f"must be a string, got {value!r}")
         return value
 
-    def number(self, value: Any, where: str) -> float:
-        if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
-            raise self.fail(where, f"must be a number >= 0, got {value!r}")
+    def tolerance(self, value: Any, where: str, rtol: bool) -> float:
+        """A tolerance, held to the one validator (`workbench.closeness`): finite, >= 0, and an
+        rtol within the ceiling."""
+        try:
+            validate_tolerance(
+                value if rtol else None, None if rtol else value, labels=(where, where)
+            )
+        except ToleranceError as exc:
+            raise self.fail(where, str(exc).removeprefix(f"{where} ")) from None
         return float(value)
 
     def size(self, value: Any, where: str) -> int | str:
@@ -300,8 +307,8 @@ class _Reader:
             branch,
             tuple(names),
             tuple(pair) if pair is not None else None,  # type: ignore[arg-type]
-            self.number(value.get("rtol", 0.0), f"{where} rtol"),
-            self.number(value.get("atol", 0.0), f"{where} atol"),
+            self.tolerance(value.get("rtol", 0.0), f"{where} rtol", rtol=True),
+            self.tolerance(value.get("atol", 0.0), f"{where} atol", rtol=False),
             self.text(value.get("why", ""), f"{where} why"),
         )
 

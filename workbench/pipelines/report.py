@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from workbench.checks.compare import Comparison, compare
+from workbench.closeness import Comparison, Origin, Tolerance, compare
 from workbench.pipelines.model import Agree
 from workbench.pipelines.plan import PipelinePlan, plan
 from workbench.pipelines.snapshots import DEFAULT_CAP
@@ -137,9 +137,7 @@ def agree_checks(session: Session, stepper: Stepper, cap_bytes: int) -> list[Agr
                 got,
                 ref.astype(np.float64),
                 axes=planned.buffers[axes_of].axes,
-                rtol=a.rtol,
-                atol=a.atol,
-                why=a.why,
+                tol=Tolerance(a.rtol, a.atol, a.why, Origin.USER, Origin.USER),
             )
             results.append(AgreeResult(a, what, c))
     return results

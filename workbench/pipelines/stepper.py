@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from workbench.checks.compare import Comparison, compare
+from workbench.closeness import Comparison, compare, tolerance_for
 from workbench.errors import UserError
 from workbench.pipelines.chain import Divergence, float64_chain
 from workbench.pipelines.plan import PipelinePlan, PlannedStep
@@ -247,14 +247,7 @@ class Stepper:
             if key not in ref:
                 continue
             view = step.views[key]
-            tol = step.spec.tolerance(key, step.dims)
-            out[key] = compare(
-                key,
-                view.of(after[view.buffer]),
-                ref[key],
-                axes=view.axes,
-                rtol=tol.rtol if tol else None,
-                atol=tol.atol if tol else None,
-                why=tol.why if tol else "",
-            )
+            got = view.of(after[view.buffer])
+            tol = tolerance_for(step.spec, key, step.dims, got.dtype)
+            out[key] = compare(key, got, ref[key], axes=view.axes, tol=tol)
         return out

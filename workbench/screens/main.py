@@ -28,8 +28,7 @@ from textual.widgets import Footer, Static, TabbedContent, TabPane
 from textual.worker import get_current_worker
 
 from workbench.errors import CompileError, LimitError, SpecMismatchError, WorkbenchError
-from workbench.gpu.device import BufferPlan
-from workbench.session import Case, Run, Session
+from workbench.session import Case, Run, Session, Status, StatusKind
 from workbench.specs.base import KernelSpec
 from workbench.specs.grads import grad_link
 from workbench.wgsl.corpus import Corpus, Kernel
@@ -86,13 +85,8 @@ class KernelState:
 
 def limit_problem(session: Session, case: Case) -> str | None:
     """The adapter limit this case would exceed, said before anything is allocated."""
-    ep = case.kernel.entry_point
-    plans = [BufferPlan(p.binding, p.nbytes) for p in case.bindings]
-    try:
-        session.gpu.check_limits(plans, ep.workgroup_size, case.grid, case.name, entry=ep)
-    except LimitError as exc:
-        return f"refused: {exc}"
-    return None
+    refusal = session.limit_refusal(case)
+    return f"refused: {refusal}" if refusal else None
 
 
 def build_case(session: Session, kernel: Kernel, spec: KernelSpec | None, state: FormState) -> Case:
@@ -638,17 +632,17 @@ class MainScreen(Screen):
             if worker.is_cancelled:
                 return
             with self.wb.gpu_lock:
-                text = session.status(k)
+                found = session.status(k)
             try:
                 spec = session.spec(k)
                 mismatch = False
             except SpecMismatchError:
                 spec, mismatch = None, True
-            status = status_kind(text, spec is not None, mismatch)
-            self.app.call_from_thread(self._status, kernel_key(k), status, text)
+            status = status_kind(found, spec is not None, mismatch)
+            self.app.call_from_thread(self._status, kernel_key(k), status, found)
         self.app.call_from_thread(self._statuses_done)
 
-    def _status(self, key: str, status: KernelStatus, text: str) -> None:
+    def _status(self, key: str, status: KernelStatus, found: Status) -> None:
         self._statuses[key] = status
         self.query_one(KernelBrowser).set_status(key, status)
         if key != self.current:
@@ -657,8 +651,8 @@ class MainScreen(Screen):
         if st is None:
             return
         before = st.error
-        if text.startswith("compile error: "):
-            st.set_error(text.removeprefix("compile error: "), "source")
+        if found.kind is StatusKind.COMPILE_ERROR:
+            st.set_error(found.message, "source")
             if st.run is not None:
                 st.stale = "results from before the last edit: " + st.error.split("\n", 1)[0]
         elif status.kind == "needs":

@@ -34,8 +34,8 @@ from textual.widgets import (
 from textual.widgets.option_list import Option
 
 from workbench.errors import WorkbenchError
-from workbench.gpu.adapters import AdapterInfo
 from workbench.recipes import RECIPES
+from workbench.session import AdapterInfo
 
 HELP = f"""\
 # workbench

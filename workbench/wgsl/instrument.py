@@ -166,7 +166,7 @@ class InstrumentedKernel(Kernel):
     bindings_added: tuple[tuple[str, int, int], ...] = ()
 
     @cached_property
-    def text(self) -> str:  # type: ignore[override]
+    def text(self) -> str:
         return self.edited + self.appended
 
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import ClassVar
 
@@ -242,6 +242,10 @@ class _Parser:
         j = self.i + k
         return self.toks[j] if j < len(self.toks) else None
 
+    def _peek_text(self) -> str | None:
+        tok = self._peek()
+        return tok.text if tok is not None else None
+
     def _next(self) -> Token:
         if self.i >= len(self.toks):
             raise self._err("unexpected end of source")
@@ -276,7 +280,7 @@ class _Parser:
     def _skip_balanced(self, open_: str, close: str) -> list[Token]:
         """Consume from an opening bracket to its match; returns the tokens inside."""
         self._expect(open_)
-        depth, inner = 1, []
+        depth, inner = 1, list[Token]()
         while True:
             tok = self._next()
             if tok.text == open_:
@@ -288,7 +292,7 @@ class _Parser:
             inner.append(tok)
 
     def _skip_to_semicolon(self) -> list[Token]:
-        out = []
+        out: list[Token] = []
         depth = 0
         while True:
             tok = self._next()
@@ -318,7 +322,7 @@ class _Parser:
         while self._accept("@"):
             name = self._ident().text
             args: list[list[Token]] = []
-            if self._peek() is not None and self._peek().text == "(":
+            if self._peek_text() == "(":
                 inner = self._skip_balanced("(", ")")
                 args = _split_commas(inner)
             attrs[name] = args
@@ -415,7 +419,7 @@ class _Parser:
 
     def _var(self, attrs: dict[str, list[list[Token]]], at: Token) -> None:
         space, access = "function", ""
-        if self._peek() is not None and self._peek().text == "<":
+        if self._peek_text() == "<":
             self._next()
             space = self._ident().text
             if self._accept(","):
@@ -465,7 +469,7 @@ class _Parser:
     def _fn(self, attrs: dict[str, list[list[Token]]], at: Token) -> None:
         name = self._ident().text
         params = self._skip_balanced("(", ")")
-        while self._peek() is not None and self._peek().text != "{":
+        while self._peek_text() != "{":
             self._next()
         body = self._skip_balanced("{", "}")
         # A name after `.` is a member or swizzle (`dims.y`), never a module-scope variable.
@@ -540,7 +544,7 @@ class _Parser:
             self._expect(">")
             return make_array(elem, count)
         if name in ("ptr", "texture_2d", "sampler") or name.startswith("texture"):
-            if self._peek() is not None and self._peek().text == "<":
+            if self._peek_text() == "<":
                 self._skip_template()
             return WType("opaque", name)
         raise self._err(f"unknown type '{name}'", tok)
@@ -618,8 +622,8 @@ class _Parser:
                 key=lambda b: (b.group, b.binding),
             )
             shared = tuple(v for n, v in self.info.workgroup_vars.items() if n in used)
-            for v in shared:
-                needs |= set(v.needs)
+            for var in shared:
+                needs |= set(var.needs)
             features = []
             if self.info.uses_f16:
                 features.append("shader-f16")
@@ -740,12 +744,13 @@ class _ConstEval:
         if tok.text in ("-", "+", "~", "!"):
             self.i += 1
             v = self._unary()
-            return {
+            unary: dict[str, Callable[[float | int], float | int]] = {
                 "-": lambda x: -x,
                 "+": lambda x: x,
                 "~": lambda x: ~int(x),
                 "!": lambda x: int(not x),
-            }[tok.text](v)
+            }
+            return unary[tok.text](v)
         if tok.text == "(":
             self.i += 1
             v = self._expr(0)
@@ -784,7 +789,7 @@ def _apply(op: str, a: float | int, b: float | int) -> float | int:
         )
     if op in ("<<", ">>") and (b < 0 or b > 63):
         raise ValueError("shift out of range")
-    ops = {
+    ops: dict[str, Callable[[], float | int]] = {
         "+": lambda: a + b,
         "-": lambda: a - b,
         "*": lambda: a * b,

@@ -20,6 +20,8 @@ from textual.geometry import Size
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
+from workbench.closeness import bad_mask
+
 CELL = 11  # characters per value, separator included
 FOLD = 8  # values per row when a 1-D array is shown
 
@@ -160,11 +162,7 @@ class ArrayView(ScrollView, can_focus=True):
     def _bad(self, r: int, first: int, count: int) -> np.ndarray | None:
         if self._ref is None or self._integer:
             return None
-        got = self._data[r, first : first + count].astype(np.float64)
-        ref = self._ref[r, first : first + count].astype(np.float64)
         rtol, atol = self._tol
-        with np.errstate(invalid="ignore"):
-            both = np.isfinite(got) & np.isfinite(ref)
-            value_bad = both & (np.abs(got - ref) > atol + rtol * np.abs(ref))
-            special_bad = ~both & ~((np.isnan(got) & np.isnan(ref)) | (got == ref))
-        return value_bad | special_bad
+        return bad_mask(
+            self._data[r, first : first + count], self._ref[r, first : first + count], rtol, atol
+        )

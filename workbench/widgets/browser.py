@@ -17,6 +17,7 @@ from textual.message import Message
 from textual.widgets import Input, Tree
 from textual.widgets.tree import TreeNode
 
+from workbench.session import Status, StatusKind
 from workbench.wgsl.corpus import Corpus, Kernel
 
 MARKS = {
@@ -45,15 +46,15 @@ def kernel_key(kernel: Kernel) -> str:
     return key
 
 
-def status_kind(status: str, has_spec: bool, mismatch: bool) -> KernelStatus:
-    """Turn `Session.status` text into a mark."""
-    if status == "ok":
+def status_kind(status: Status, has_spec: bool, mismatch: bool) -> KernelStatus:
+    """Turn a `Session.status` into a mark."""
+    if status.ok:
         if mismatch:
             return KernelStatus("mismatch", "binding signature differs from the shipped kernel")
         return KernelStatus("spec" if has_spec else "adhoc")
-    if status.startswith("needs"):
-        return KernelStatus("needs", status)
-    return KernelStatus("error", status.split("\n", 1)[0])
+    if status.kind is StatusKind.NEEDS:
+        return KernelStatus("needs", status.text)
+    return KernelStatus("error", status.text.split("\n", 1)[0])
 
 
 class KernelBrowser(Vertical):

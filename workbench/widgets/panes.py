@@ -19,7 +19,8 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import DataTable, Input, Select, Static
 
-from workbench.checks.compare import name_index
+from workbench import closeness
+from workbench.closeness import name_index
 from workbench.session import Case, Run
 from workbench.specs.grads import grad_link
 from workbench.units import fmt_bytes, fmt_ms, fmt_num, fmt_rate
@@ -360,16 +361,7 @@ class DiffPane(Vertical):
 def tolerance_ratio(run: Run, name: str) -> np.ndarray:
     """|got - ref| / (atol + rtol |ref|) per element; a non-finite mismatch counts as inf."""
     c = run.compare[name]
-    got = run.outputs[name].astype(np.float64)
-    ref = np.asarray(run.reference[name], dtype=np.float64).reshape(got.shape)
-    with np.errstate(invalid="ignore", over="ignore"):
-        both = np.isfinite(got) & np.isfinite(ref)
-        same = (np.isnan(got) & np.isnan(ref)) | (got == ref)
-        allowed = c.atol + c.rtol * np.abs(np.where(np.isfinite(ref), ref, 0.0))
-        ratio = np.where(both, np.abs(got - ref) / np.where(allowed > 0, allowed, np.inf), 0.0)
-        ratio = np.where(~both & ~same, np.inf, ratio)
-    ratio[both & (allowed == 0) & (got != ref)] = np.inf
-    return ratio
+    return closeness.tolerance_ratio(run.outputs[name], run.reference[name], c.rtol, c.atol)
 
 
 def closest(run: Run, name: str, count: int, ratio: np.ndarray | None = None) -> list[tuple]:

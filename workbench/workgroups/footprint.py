@@ -33,8 +33,8 @@ from typing import Any
 
 import numpy as np
 
-from workbench.checks.compare import name_index
 from workbench.checks.result import callbacks
+from workbench.closeness import name_index
 from workbench.errors import UserError, WorkbenchError
 from workbench.session import BindingPlan, Case, Session
 from workbench.workgroups.guarded import GuardedRunner, Selection, writable

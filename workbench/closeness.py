@@ -1,0 +1,446 @@
+"""What "close" means, in one place: tolerances, where each value came from, and the comparison.
+
+Closeness is `|got - ref| <= atol + rtol * |ref|` with NaN and ±Inf compared by position: a NaN
+where the reference is finite is a mismatch, and so is +Inf where the reference has -Inf. ULP
+distances are counted in the output's own precision against the reference rounded to it.
+
+Tolerances come from one precision table (`DEFAULT_TOLERANCES`, torch.testing.assert_close's: f32
+rtol 1.3e-6 atol 1e-5, f16 rtol 1e-3 atol 1e-5; integers exact), from a spec's per-output `Tol`
+(with its reason), or from an `Override` the user or a fixture gives. `tolerance_for` resolves
+them in that order, value by value, and the `Tolerance` it returns records who set each value,
+so a lone user rtol is shown beside the atol that still applies. Every tolerance that enters from
+outside goes through `validate_tolerance`: finite, >= 0, and rtol at most `RTOL_CEILING` unless
+forced — a NaN tolerance would pass everything and a negative one fail everything.
+
+The module sits below the engine: the session, the checks, the fixtures and the UI all use it.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from workbench.errors import Advice, UserError
+from workbench.specs.base import KernelSpec, Tol
+
+# dtype -> (rtol, atol), as torch.testing.assert_close picks them; other dtypes compare exactly.
+DEFAULT_TOLERANCES: Mapping[str, tuple[float, float]] = {
+    "float16": (1e-3, 1e-5),
+    "float32": (1.3e-6, 1e-5),
+    "float64": (1e-7, 1e-7),
+}
+# An rtol above 1 lets a result be off by more than its own size: refused unless forced.
+RTOL_CEILING = 1.0
+WORST_SHOWN = 10
+DEFAULTS_WHY = "torch.testing.assert_close defaults"
+
+FloatArray = npt.NDArray[np.float64]
+BoolArray = npt.NDArray[np.bool_]
+
+
+class ToleranceError(UserError):
+    """A tolerance that is not a finite number >= 0, or over the ceiling without being forced."""
+
+
+class Origin(StrEnum):
+    """Who set a tolerance value."""
+
+    SPEC = "spec"
+    DEFAULT = "dtype default"
+    USER = "user"
+    FIXTURE = "fixture"
+
+
+@dataclass(frozen=True)
+class Tolerance:
+    """The tolerance one output is judged by, and who set each of its two values."""
+
+    rtol: float
+    atol: float
+    why: str = ""
+    rtol_from: Origin = Origin.DEFAULT
+    atol_from: Origin = Origin.DEFAULT
+
+    def allowed(self, ref: npt.ArrayLike) -> FloatArray:
+        """`atol + rtol * |ref|` per element (non-finite reference values count as 0)."""
+        r = np.asarray(ref, dtype=np.float64)
+        return self.atol + self.rtol * np.abs(np.where(np.isfinite(r), r, 0.0))
+
+    def describe(self) -> str:
+        """`rtol 1e-3 (user), atol 1e-05 (dtype default)`."""
+        return f"rtol {self.rtol:g} ({self.rtol_from}), atol {self.atol:g} ({self.atol_from})"
+
+    def scaled(self, rtol_by: float, atol_by: float, why: str) -> Tolerance:
+        """The same tolerance with each value multiplied, for a derived comparison."""
+        return Tolerance(
+            self.rtol * rtol_by, self.atol * atol_by, why, self.rtol_from, self.atol_from
+        )
+
+
+@dataclass(frozen=True)
+class Override:
+    """Tolerance values given from outside a spec (either may be None: not given).
+
+    Build one with `Override.checked`, which validates; `forced` lifts the rtol ceiling.
+    """
+
+    rtol: float | None = None
+    atol: float | None = None
+    forced: bool = False
+    origin: Origin = Origin.USER
+
+    @classmethod
+    def checked(
+        cls,
+        rtol: float | None,
+        atol: float | None,
+        forced: bool = False,
+        origin: Origin = Origin.USER,
+        labels: tuple[str, str] = ("rtol", "atol"),
+    ) -> Override:
+        validate_tolerance(rtol, atol, forced=forced, labels=labels)
+        return cls(rtol, atol, forced, origin)
+
+    @property
+    def empty(self) -> bool:
+        return self.rtol is None and self.atol is None
+
+    @property
+    def lone_rtol(self) -> bool:
+        """An rtol without an atol: each output keeps its own atol (spec or dtype default)."""
+        return self.rtol is not None and self.atol is None
+
+    def note(self) -> str | None:
+        """What applies beside a value given alone, for the user to read."""
+        if self.lone_rtol:
+            return (
+                f"rtol {self.rtol:g} given without atol: each output keeps its own atol "
+                "(the spec's, else its dtype's default), shown beside each result"
+            )
+        if self.rtol is None and self.atol is not None:
+            return (
+                f"atol {self.atol:g} given without rtol: each output keeps its own rtol "
+                "(the spec's, else its dtype's default), shown beside each result"
+            )
+        return None
+
+
+def validate_tolerance(
+    rtol: float | None,
+    atol: float | None,
+    *,
+    forced: bool = False,
+    labels: tuple[str, str] = ("rtol", "atol"),
+) -> None:
+    """Refuse (ToleranceError, one line) a value that is not finite, is < 0, or an rtol over
+    `RTOL_CEILING` unless `forced`. None means "not given" and passes."""
+    for label, value in zip(labels, (rtol, atol), strict=True):
+        if value is None:
+            continue
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise ToleranceError(f"{label} must be a number, got {value!r}")
+        if not math.isfinite(value) or value < 0:
+            raise ToleranceError(f"{label} must be a finite number >= 0, got {value}")
+    if rtol is not None and rtol > RTOL_CEILING and not forced:
+        raise ToleranceError(
+            f"{labels[0]} = {rtol:g} is over {RTOL_CEILING:g}: a result off by more than its own "
+            "size would pass",
+            advice=Advice.FORCE_TOLERANCE,
+        )
+
+
+def default_tolerance(dtype: str | np.dtype[Any]) -> tuple[float, float]:
+    """(rtol, atol) from the precision table; dtypes outside it compare exactly."""
+    return DEFAULT_TOLERANCES.get(str(np.dtype(dtype)), (0.0, 0.0))
+
+
+def resolve_tolerance(
+    dtype: str | np.dtype[Any], spec_tol: Tol | None = None, override: Override | None = None
+) -> Tolerance:
+    """Each value from the override if given, else the spec's, else the dtype's default."""
+    d_rtol, d_atol = default_tolerance(dtype)
+    rtol, rtol_from = (spec_tol.rtol, Origin.SPEC) if spec_tol else (d_rtol, Origin.DEFAULT)
+    atol, atol_from = (spec_tol.atol, Origin.SPEC) if spec_tol else (d_atol, Origin.DEFAULT)
+    why = spec_tol.why if spec_tol else DEFAULTS_WHY
+    if override is not None and not override.empty:
+        if override.rtol is not None:
+            rtol, rtol_from = override.rtol, override.origin
+        if override.atol is not None:
+            atol, atol_from = override.atol, override.origin
+        why = _override_why(override, why)
+    return Tolerance(float(rtol), float(atol), why, rtol_from, atol_from)
+
+
+def tolerance_for(
+    spec: KernelSpec | None,
+    output: str,
+    dims: Mapping[str, int],
+    dtype: str | np.dtype[Any],
+    override: Override | None = None,
+) -> Tolerance:
+    """The tolerance of `output`: override, then the spec's (at these dims), then the default."""
+    spec_tol = spec.tolerance(output, dims) if spec is not None else None
+    return resolve_tolerance(dtype, spec_tol, override)
+
+
+def _override_why(override: Override, underneath: str) -> str:
+    given = "given on the command line" if override.origin is Origin.USER else "from the fixture"
+    if override.rtol is not None and override.atol is not None:
+        return given
+    which = "rtol" if override.rtol is not None else "atol"
+    other = "atol" if which == "rtol" else "rtol"
+    return f"{which} {given}; {other}: {underneath or DEFAULTS_WHY}"
+
+
+# -- element-wise maths ---------------------------------------------------------------------------
+
+
+def same_nonfinite(got: npt.ArrayLike, ref: npt.ArrayLike) -> BoolArray:
+    """Where both sides are non-finite and the same (NaN and NaN, +Inf and +Inf, -Inf and -Inf)."""
+    g = np.asarray(got, dtype=np.float64)
+    r = np.asarray(ref, dtype=np.float64)
+    with np.errstate(invalid="ignore"):
+        same: BoolArray = (
+            ~np.isfinite(g) & ~np.isfinite(r) & ((np.isnan(g) & np.isnan(r)) | (g == r))
+        )
+    return same
+
+
+def bad_mask(got: npt.ArrayLike, ref: npt.ArrayLike, rtol: float, atol: float) -> BoolArray:
+    """Elements outside `atol + rtol * |ref|`, and NaN/Inf not where the reference has them."""
+    g = np.asarray(got, dtype=np.float64)
+    r = np.asarray(ref, dtype=np.float64).reshape(g.shape)
+    both = np.isfinite(g) & np.isfinite(r)
+    with np.errstate(invalid="ignore", over="ignore"):
+        value_bad = both & (np.abs(g - r) > atol + rtol * np.abs(np.where(both, r, 0.0)))
+    bad: BoolArray = value_bad | (~both & ~same_nonfinite(g, r))
+    return bad
+
+
+def tolerance_ratio(got: npt.ArrayLike, ref: npt.ArrayLike, rtol: float, atol: float) -> FloatArray:
+    """|got - ref| / (atol + rtol |ref|) per element: 1 and above fail; a NaN/Inf mismatch, or
+    any difference where nothing is allowed, counts as inf."""
+    g = np.asarray(got, dtype=np.float64)
+    r = np.asarray(ref, dtype=np.float64).reshape(g.shape)
+    both = np.isfinite(g) & np.isfinite(r)
+    allowed = atol + rtol * np.abs(np.where(np.isfinite(r), r, 0.0))
+    with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
+        diff = np.where(both, np.abs(g - r), 0.0)
+        ratio = np.where(allowed > 0, diff / np.where(allowed > 0, allowed, 1.0), 0.0)
+    ratio = np.where(both & (allowed == 0) & (diff > 0), np.inf, ratio)
+    return np.where(~both & ~same_nonfinite(g, r), np.inf, ratio)
+
+
+def ulp_distance(got: np.ndarray, ref: npt.ArrayLike) -> npt.NDArray[np.int64]:
+    """Units in the last place between `got` and `ref` rounded to got's precision (finite values;
+    non-finite ones count as 0 on both sides)."""
+    itype: type[np.signedinteger[Any]]
+    if got.dtype == np.float16:
+        itype, sign = np.int16, np.int64(0x8000)
+    elif got.dtype == np.float32:
+        itype, sign = np.int32, np.int64(0x80000000)
+    else:
+        itype, sign = np.int64, None
+    with np.errstate(over="ignore", invalid="ignore"):
+        r = np.nan_to_num(np.asarray(ref), nan=0.0, posinf=0.0, neginf=0.0).astype(got.dtype)
+    g = np.nan_to_num(got, nan=0.0, posinf=0.0, neginf=0.0).astype(got.dtype)
+
+    def ordered(a: np.ndarray) -> npt.NDArray[np.int64]:
+        bits = a.view(itype).astype(np.int64)
+        if sign is None:
+            return np.where(bits < 0, np.int64(-(2**62)) - bits, bits)
+        return np.where(bits < 0, -(bits & (sign - 1)), bits)
+
+    distance: npt.NDArray[np.int64] = np.abs(ordered(g) - ordered(r))
+    return distance
+
+
+def name_index(index: Sequence[int], axes: Sequence[str]) -> str:
+    """`s=17 h=3 d=40` for a multi-index with named axes (`i=…` without names)."""
+    if len(axes) != len(index):
+        axes = [f"i{k}" for k in range(len(index))] if len(index) > 1 else ["i"]
+    return " ".join(f"{a}={i}" for a, i in zip(axes, index, strict=True))
+
+
+# -- one output against its reference -------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Mismatch:
+    """One element outside tolerance."""
+
+    index: tuple[int, ...]
+    named: str
+    got: float
+    ref: float
+    abs_err: float
+    rel_err: float
+    ulp: int | None
+    kind: str = "value"  # "value", or "non-finite" when exactly one side is NaN/Inf
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "index": list(self.index),
+            "named": self.named,
+            "got": _json_float(self.got),
+            "ref": _json_float(self.ref),
+            "abs_err": _json_float(self.abs_err),
+            "rel_err": _json_float(self.rel_err),
+            "ulp": self.ulp,
+            "kind": self.kind,
+        }
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """Every figure of one output against its reference."""
+
+    name: str
+    shape: tuple[int, ...]
+    dtype: str
+    rtol: float
+    atol: float
+    why: str
+    max_abs: float
+    max_rel: float
+    max_ulp: int | None
+    n_bad: int
+    n_total: int
+    n_nonfinite_mismatch: int
+    worst: tuple[Mismatch, ...] = field(default=())
+    rtol_from: Origin = Origin.DEFAULT
+    atol_from: Origin = Origin.DEFAULT
+
+    @property
+    def ok(self) -> bool:
+        return self.n_bad == 0
+
+    @property
+    def frac_bad(self) -> float:
+        return self.n_bad / self.n_total if self.n_total else 0.0
+
+    @property
+    def tolerance(self) -> Tolerance:
+        return Tolerance(self.rtol, self.atol, self.why, self.rtol_from, self.atol_from)
+
+    def summary(self) -> str:
+        verdict = "ok" if self.ok else f"FAIL {self.n_bad:,}/{self.n_total:,} outside tolerance"
+        ulp = f"  max {self.max_ulp:,} ULP" if self.max_ulp is not None else ""
+        return (
+            f"{self.name}: max|Δ| {self.max_abs:.3g}  max rel {self.max_rel:.3g}{ulp}  "
+            f"(rtol {self.rtol:g}, atol {self.atol:g})  {verdict}"
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "shape": list(self.shape),
+            "dtype": self.dtype,
+            "rtol": self.rtol,
+            "atol": self.atol,
+            "why": self.why,
+            "rtol_from": str(self.rtol_from),
+            "atol_from": str(self.atol_from),
+            "max_abs": _json_float(self.max_abs),
+            "max_rel": _json_float(self.max_rel),
+            "max_ulp": self.max_ulp,
+            "n_bad": self.n_bad,
+            "n_total": self.n_total,
+            "frac_bad": self.frac_bad,
+            "n_nonfinite_mismatch": self.n_nonfinite_mismatch,
+            "ok": self.ok,
+            "worst": [m.to_json() for m in self.worst],
+        }
+
+
+def compare(
+    name: str,
+    got: npt.ArrayLike,
+    ref: npt.ArrayLike,
+    axes: Sequence[str] = (),
+    tol: Tolerance | None = None,
+    worst: int = WORST_SHOWN,
+) -> Comparison:
+    """Compare `got` (the kernel's output, in its own dtype) with `ref` (float64, same size).
+
+    Mismatches are listed worst first (by how many tolerances away they are) with named indices;
+    the max ULP figure covers elements where the relative term governs (|ref|·rtol ≥ atol).
+    """
+    got = np.asarray(got)
+    if tol is None:
+        tol = resolve_tolerance(got.dtype)
+    rtol, atol = tol.rtol, tol.atol
+    r = np.asarray(ref, dtype=np.float64).reshape(got.shape)
+    g = got.astype(np.float64)
+
+    both = np.isfinite(g) & np.isfinite(r)
+    nonfinite_bad = ~both & ~same_nonfinite(g, r)
+    with np.errstate(invalid="ignore", over="ignore"):
+        diff = np.where(both, np.abs(g - r), 0.0)
+    allowed = tol.allowed(r)
+    bad = (both & (diff > allowed)) | nonfinite_bad
+    with np.errstate(divide="ignore", invalid="ignore"):
+        rel = np.where(both & (r != 0), diff / np.abs(r), np.where(both & (diff > 0), np.inf, 0.0))
+
+    ulps = ulp_distance(got, r) if got.dtype.kind == "f" else None
+    # ULPs mean something only where the relative criterion governs; near zero every absolute
+    # error is millions of ULP, and atol is the figure that counts there.
+    rel_zone = both & (np.abs(r) * rtol >= atol) if rtol > 0 else both
+    max_ulp = None
+    if ulps is not None:
+        max_ulp = int(ulps[rel_zone].max()) if rel_zone.any() else 0
+
+    n_bad = int(bad.sum())
+    shown: list[Mismatch] = []
+    if n_bad:
+        flat_bad = np.flatnonzero(bad)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            score = np.where(
+                nonfinite_bad.ravel()[flat_bad], np.inf, (diff / allowed).ravel()[flat_bad]
+            )
+        for flat in flat_bad[np.argsort(-score, kind="stable")[:worst]]:
+            idx = tuple(int(v) for v in np.unravel_index(flat, got.shape))
+            finite = bool(both.ravel()[flat])
+            shown.append(
+                Mismatch(
+                    index=idx,
+                    named=name_index(idx, axes),
+                    got=float(g.ravel()[flat]),
+                    ref=float(r.ravel()[flat]),
+                    abs_err=float(diff.ravel()[flat]) if finite else math.nan,
+                    rel_err=float(rel.ravel()[flat]) if finite else math.nan,
+                    ulp=int(ulps.ravel()[flat]) if ulps is not None and finite else None,
+                    kind="value" if finite else "non-finite",
+                )
+            )
+    return Comparison(
+        name=name,
+        shape=tuple(got.shape),
+        dtype=str(got.dtype),
+        rtol=float(rtol),
+        atol=float(atol),
+        why=tol.why,
+        max_abs=float(diff.max()) if diff.size else 0.0,
+        max_rel=float(rel.max()) if rel.size else 0.0,
+        max_ulp=max_ulp,
+        n_bad=n_bad,
+        n_total=int(got.size),
+        n_nonfinite_mismatch=int(nonfinite_bad.sum()),
+        worst=tuple(shown),
+        rtol_from=tol.rtol_from,
+        atol_from=tol.atol_from,
+    )
+
+
+def _json_float(x: float) -> float | str:
+    if math.isnan(x):
+        return "nan"
+    if math.isinf(x):
+        return "inf" if x > 0 else "-inf"
+    return float(x)
