@@ -79,7 +79,7 @@ def test_every_kernel_of_both_files_lists_with_status_ok(two_preambles):
         ("10_squares.wgsl", "square_plus"),
         ("10_squares.wgsl", "broken"),
     ]
-    statuses = {k.name: sess.status(k) for k in sess.corpus.kernels}
+    statuses = {k.name: sess.status(k).text for k in sess.corpus.kernels}
     assert statuses["fill_const"] == statuses["scale"] == statuses["square_plus"] == "ok"
 
 
