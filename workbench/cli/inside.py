@@ -75,13 +75,7 @@ def print_footprint(fp: Footprint) -> None:
     )
     print(f"  sentinel fill: {fp.sentinel}")
     for name, o in fp.outputs.items():
-        if o.atomic:
-            verdict = f"atomic: shared by design ({o.multiple:,} elements with several writers)"
-        elif o.ok:
-            verdict = "no races, no holes"
-        else:
-            verdict = f"{o.races:,} races, {o.holes:,} holes"
-        print(f"  {name}: {o.written:,} of {o.elements:,} elements written; {verdict}")
+        print(f"  {name}: {o.written:,} of {o.elements:,} elements written; {o.verdict()}")
         if not o.atomic:
             for i in o.first_races():
                 print(f"    race at {o.named(i)}: {o.writers(i)}")

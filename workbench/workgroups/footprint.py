@@ -83,6 +83,14 @@ class OutputFootprint:
     def ok(self) -> bool:
         return self.atomic or (self.holes == 0 and self.races == 0)
 
+    def verdict(self) -> str:
+        """`no races, no holes`, `2 races, 1 hole`, or what an atomic binding's sharing is."""
+        if self.atomic:
+            return f"atomic: shared by design ({_count(self.multiple, 'element')} with several writers)"
+        if self.ok:
+            return "no races, no holes"
+        return f"{_count(self.races, 'race')}, {_count(self.holes, 'hole')}"
+
     def named(self, flat: int) -> str:
         return name_index(np.unravel_index(flat, self.owner.shape), self.axes)
 
@@ -413,6 +421,10 @@ def _next_match(a: int, mask: int, value: int) -> int:
             continue
         return (a & above) | bit | (value & (bit - 1))
     return 1 << 64
+
+
+def _count(n: int, word: str) -> str:
+    return f"{n:,} {word}{'' if n == 1 else 's'}"
 
 
 def sentinel_like(plan: BindingPlan) -> np.ndarray:
