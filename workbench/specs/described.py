@@ -155,7 +155,7 @@ def _describe(
         raise where.error("special", f"{special!r} is not one of {', '.join(SPECIAL_POLICIES)}")
     grid = _grid(table, known, defaults, where)
     uniforms = _uniforms(ep.bindings, table.get("uniforms", {}), known, defaults, where)
-    buffers = _buffers(ep.bindings, table.get("buffers", {}), known, defaults, where)
+    buffers = _buffers(ep.f32_bits, ep.bindings, table.get("buffers", {}), known, defaults, where)
     overrides = _overrides(kernel, table.get("overrides", {}), where)
     outputs = tuple(n for n, b in buffers.items() if b.output or (b.input and _writable(b)))
     zeroed = tuple(n for n, b in buffers.items() if b.output or (b.input is None and _writable(b)))
@@ -376,7 +376,12 @@ def host_dtype(el: WType) -> str:
 
 
 def _buffers(
-    bindings: tuple[Binding, ...], table: Any, known: frozenset[str], defaults: Dims, where: _Where
+    f32_bits: tuple[str, ...],
+    bindings: tuple[Binding, ...],
+    table: Any,
+    known: frozenset[str],
+    defaults: Dims,
+    where: _Where,
 ) -> dict[str, _BufferDesc]:
     if not isinstance(table, dict):
         raise where.error("buffers", "must be a table of storage bindings by name")
@@ -418,7 +423,8 @@ def _buffers(
             else ("lane" if i >= len(exprs) - len(lanes) else e.text)
             for i, e in enumerate(exprs)
         )
-        dtype = host_dtype(b.element)
+        # An array<atomic<u32>> the kernel reads as f32 bits (CAS float adds) holds floats.
+        dtype = "float32" if b.name in f32_bits else host_dtype(b.element)
         output = desc.get("output", False)
         if not isinstance(output, bool):
             raise where.error(f"{key}.output", "must be true or false")

@@ -9,6 +9,8 @@ write. Saved unchanged, it loads and runs; the comments say what to change to gi
 
 from __future__ import annotations
 
+import re
+from collections.abc import Mapping
 from typing import Any
 
 from workbench.specs.described import host_dtype
@@ -17,13 +19,20 @@ from workbench.wgsl.reflect import Binding
 from workbench.wgsl.types import WType
 
 DEFAULT_N = 1024
+OVERRIDE_GUESS = 64
+SUBTABLES = ("uniforms", "buffers", "reference", "gradient")
 SIZE_NAMES = ("n", "size", "len", "count")
 
 
 def starter_description(kernel: Kernel) -> str:
     """TOML text describing `kernel` as reflection sees it (the caller makes sure it has an entry
     point)."""
-    ep = kernel.entry_point
+    overrides = kernel.module.overrides if kernel.module else {}
+    # An override without a default gets a guess, so the description runs as written.
+    values = {
+        o.name: o.default if o.default is not None else OVERRIDE_GUESS for o in overrides.values()
+    }
+    ep = kernel.resolved(values) or kernel.entry_point
     name = kernel.name
     wx, wy, wz = ep.workgroup_size
     lines = [
@@ -37,13 +46,8 @@ def starter_description(kernel: Kernel) -> str:
         f'grid = ["ceil(n / {wx})", 1, 1]',
         'special = "ieee"',
     ]
-    overrides = kernel.module.overrides if kernel.module else {}
-    if overrides:
-        values = ", ".join(
-            f"{o.name} = {_number(o.default if o.default is not None else 1)}"
-            for o in overrides.values()
-        )
-        lines.append(f"overrides = {{ {values} }}")
+    if values:
+        lines.append(f"overrides = {_toml(values)}")
     uniforms = [b for b in ep.bindings if b.space == "uniform"]
     if uniforms:
         lines.append(f"[kernels.{name}.uniforms]")
@@ -110,6 +114,48 @@ def _toml(value: Any) -> str:
         return f'"{value}"'
     if isinstance(value, list):
         return "[" + ", ".join(_toml(v) for v in value) + "]"
-    if isinstance(value, dict):
+    if isinstance(value, Mapping):
         return "{ " + ", ".join(f"{k} = {_toml(v)}" for k, v in value.items()) + " }"
+    if isinstance(value, bool):
+        return "true" if value else "false"
     return _number(value)
+
+
+def replace_description(text: str, name: str, block: str) -> str:
+    """`text` (a workbench.toml) with the tables of kernel `name` ([kernels.NAME] and
+    [kernels.NAME.*]) replaced by `block`, everything else kept as written (comments included);
+    the block goes where the kernel's first table was, or at the end."""
+    lines = text.splitlines(keepends=True)
+    own = re.compile(rf"^\s*\[\s*kernels\s*\.\s*{re.escape(name)}\s*(\.[^\]]*)?\]\s*(#.*)?$")
+    header = re.compile(r"^\s*\[")
+    out: list[str] = []
+    inside, placed = False, False
+    for line in lines:
+        if header.match(line):
+            inside = bool(own.match(line.rstrip("\n")))
+            if inside and not placed:
+                out.append(block if block.endswith("\n") else block + "\n")
+                placed = True
+        if not inside:
+            out.append(line)
+    if not placed:
+        if out and not out[-1].endswith("\n"):
+            out.append("\n")
+        if out and out[-1].strip():
+            out.append("\n")
+        out.append(block if block.endswith("\n") else block + "\n")
+    return "".join(out)
+
+
+def kernel_block(name: str, table: Mapping[str, Any]) -> str:
+    """The tables of kernel `name` as TOML: its plain keys under [kernels.NAME], then each
+    sub-table (uniforms, buffers, reference, gradient) under [kernels.NAME.KEY], values inline."""
+    lines = [f"[kernels.{name}]"]
+    subtables = [k for k in SUBTABLES if isinstance(table.get(k), Mapping)]
+    for key, value in table.items():
+        if key not in subtables:
+            lines.append(f"{key} = {_toml(value)}")
+    for key in subtables:
+        lines.append(f"[kernels.{name}.{key}]")
+        lines += [f"{k} = {_toml(v)}" for k, v in table[key].items()]
+    return "\n".join(lines) + "\n"
