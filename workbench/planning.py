@@ -79,6 +79,12 @@ class Case:
         return math.prod(self.grid)
 
     @property
+    def entry_point(self) -> EntryPoint | None:
+        """The kernel's entry point with this case's override values applied (workgroup size and
+        workgroup arrays sized by overrides)."""
+        return self.kernel.resolved(self.overrides)
+
+    @property
     def cost(self) -> Cost | None:
         return self.spec.cost(self.dims) if self.spec else None
 
@@ -150,10 +156,15 @@ def plan_case(
     seed: int = 0,
     adhoc: bool = False,
     described: Mapping[str, KernelSpec] | None = None,
+    grid: tuple[int, int, int] | None = None,
+    overrides: Mapping[str, float] | None = None,
 ) -> Case:
     """The case for `kernel` on `adapter` (whose limits it must fit); UserError for bad input.
 
-    `described` holds the specs the kernel's corpus describes in its workbench.toml.
+    `described` holds the specs the kernel's corpus describes in its workbench.toml; `grid`
+    replaces the planned workgroup counts; `overrides` gives values of `override` constants
+    (over a description's). A kernel with a shipped kernel's name but another binding signature
+    is planned ad hoc, with a note.
     """
     k = kernel
     if k.problem:
@@ -163,11 +174,31 @@ def plan_case(
         raise UserError(f"{k.file}:{k.name}: no @compute entry point could be reflected")
     if seed < 0:
         raise UserError(f"seed must be >= 0, got {seed}")
-    spec = match_spec(k, adhoc, described)
+    notes = []
+    try:
+        spec = match_spec(k, adhoc, described)
+    except SpecMismatchError:
+        spec = None
+        shipped = spec_for(k.name)
+        problem = spec_signature_problem(k, shipped) if shipped is not None else None
+        notes.append(
+            f"{k.name} has the name of a shipped kernel but not its binding signature "
+            f"({problem}): it runs ad hoc, without the shipped reference"
+        )
+    values = _override_values(k, spec, overrides or {})
+    ep = k.resolved(values) or ep
+    if ep.needs:
+        name = ep.needs[0]
+        raise UserError(
+            f"{k.file}:{k.name}: override {name} has no default and sizes the kernel; give its "
+            f"value (--override {name}=V, or overrides = {{ {name} = V }} in workbench.toml)"
+        )
     if spec is not None:
-        case = _spec_case(k, ep, adapter, spec, dims or {}, sizes or {}, seed)
+        case = _spec_case(k, ep, adapter, spec, dims or {}, sizes or {}, seed, grid)
     else:
-        case = _adhoc_case(k, ep, adapter, dims or {}, sizes or {}, seed)
+        case = _adhoc_case(k, ep, adapter, dims or {}, sizes or {}, seed, grid)
+    case.overrides = values
+    case.notes[:0] = notes
     for key, value in (inputs or {}).items():
         _give_input(case, key, value)
     for key, number in (sets or {}).items():
@@ -175,9 +206,32 @@ def plan_case(
     return case
 
 
+def _override_values(
+    k: Kernel, spec: KernelSpec | None, given: Mapping[str, float]
+) -> dict[str, float]:
+    """The description's override values with the given ones over them, names checked."""
+    declared = k.module.overrides if k.module else {}
+    unknown = sorted(set(given) - set(declared))
+    if unknown:
+        have = ", ".join(declared) or "none"
+        raise UserError(f"{k.name} has no override {unknown[0]}; its overrides: {have}")
+    return {**(spec.overrides if spec is not None else {}), **given}
+
+
+def _given_grid(
+    k: Kernel, ep: EntryPoint, adapter: AdapterInfo, sized: list, grid: tuple[int, int, int]
+) -> tuple[int, int, int]:
+    """A grid given by the user, checked against the adapter's limits."""
+    if len(grid) != 3 or any(int(v) < 0 for v in grid):
+        raise UserError(f"a grid is three workgroup counts >= 0, got {grid}")
+    gx, gy, gz = (int(v) for v in grid)
+    check_limits(adapter, sized, ep.workgroup_size, (gx, gy, gz), k.name, entry=ep)
+    return (gx, gy, gz)
+
+
 def check_case_limits(case: Case, adapter: AdapterInfo) -> tuple[int, int, int]:
     """LimitError if `case` exceeds `adapter`'s limits; else the grid as it will be dispatched."""
-    ep = case.kernel.entry_point
+    ep = case.entry_point
     if ep is None:
         raise UserError(f"{case.kernel.file}:{case.name}: no @compute entry point")
     sized = [(p.binding, p.nbytes) for p in case.bindings]
@@ -201,6 +255,7 @@ def _spec_case(
     dims: Mapping[str, int],
     sizes: Mapping[str, int],
     seed: int,
+    given_grid: tuple[int, int, int] | None = None,
 ) -> Case:
     if sizes:
         raise UserError(
@@ -228,7 +283,12 @@ def _spec_case(
         else:
             buf = buffers[spec_names.get((b.group, b.binding), b.name)]
             sized.append((b, buf.count * np.dtype(buf.dtype).itemsize))
-    check_limits(adapter, sized, ep.workgroup_size, grid, k.name, entry=ep)
+    notes = []
+    if given_grid is not None:
+        grid = _given_grid(k, ep, adapter, sized, given_grid)
+        notes.append("the grid is given, not the spec's: outputs it leaves unwritten are reported")
+    else:
+        check_limits(adapter, sized, ep.workgroup_size, grid, k.name, entry=ep)
     gen: dict[str, np.ndarray] | None = None
     plans, arrays = [], {}
     for b in ep.bindings:
@@ -266,7 +326,7 @@ def _spec_case(
                 source,
             )
         )
-    return Case(k, spec, d, seed, plans, arrays, dict(uniforms), grid)
+    return Case(k, spec, d, seed, plans, arrays, dict(uniforms), grid, notes)
 
 
 def _adhoc_case(
@@ -276,6 +336,7 @@ def _adhoc_case(
     dims: Mapping[str, int],
     sizes: Mapping[str, int],
     seed: int,
+    given_grid: tuple[int, int, int] | None = None,
 ) -> Case:
     unknown = sorted(set(dims) - {"n"})
     if unknown:
@@ -309,6 +370,8 @@ def _adhoc_case(
         if not b.runtime_sized and b.name in sizes:
             raise UserError(f"{b.name} is a fixed-size {b.type.text}; it cannot be resized")
         dtype, inner = _host_view(b.element)
+        if b.name in ep.f32_bits:
+            dtype = "float32"  # an array<atomic<u32>> the kernel reads as f32 bits (CAS adds)
         shape = (count, *inner) if b.type.kind == "array" else inner or (1,)
         # A lone vec3 (12 bytes) is shown with its padding lane, like vec3 array elements.
         nbytes = (
@@ -327,10 +390,39 @@ def _adhoc_case(
     wg = ep.workgroup_size[0]
     grid = (math.ceil(n / wg), 1, 1)
     sized = [(p.binding, p.nbytes) for p in plans]
-    check_limits(adapter, sized, ep.workgroup_size, grid, k.name, entry=ep)
+    if given_grid is not None:
+        grid = _given_grid(k, ep, adapter, sized, given_grid)
+    else:
+        check_limits(adapter, sized, ep.workgroup_size, grid, k.name, entry=ep)
     for name, recipe, shape, dtype, bseed in recipes:
         arrays[name] = make_input(recipe, shape, dtype, bseed, name)
-    return Case(k, None, {"n": n}, seed, plans, arrays, uniforms, grid)
+    notes = _small_bindings(plans, n, grid, ep)
+    return Case(k, None, {"n": n}, seed, plans, arrays, uniforms, grid, notes)
+
+
+def _small_bindings(
+    plans: list[BindingPlan], n: int, grid: tuple[int, int, int], ep: EntryPoint
+) -> list[str]:
+    """Warnings for runtime-sized bindings smaller than what the kernel will index: fewer than
+    n elements, or (a kernel indexing by global id) fewer than all but the last workgroup's
+    invocations along x."""
+    threads = (grid[0] - 1) * ep.workgroup_size[0] + 1 if ep.indexes_by_global_id else 0
+    out = []
+    for p in plans:
+        if p.role == "uniform" or not p.binding.runtime_sized:
+            continue
+        count = p.shape[0] if p.shape else 0
+        if count < n:
+            out.append(
+                f"warning: {p.name} holds {count:,} elements, fewer than n = {n:,}: the kernel "
+                "may index past its end (reads give 0 or another element, writes are dropped)"
+            )
+        elif count < threads:
+            out.append(
+                f"warning: {p.name} holds {count:,} elements, fewer than the grid's {threads:,} "
+                "invocations along x: the kernel may index past its end"
+            )
+    return out
 
 
 def _give_input(case: Case, name: str, value: np.ndarray | str) -> None:

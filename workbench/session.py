@@ -143,6 +143,7 @@ class Run:
 
     def to_json(self, corpus: str) -> dict[str, Any]:
         case = self.case
+        ep = case.entry_point
         return {
             "kernel": case.name,
             "file": case.kernel.file,
@@ -152,9 +153,7 @@ class Run:
             "dims": case.dims,
             "seed": case.seed,
             "grid": list(self.grid),
-            "workgroup_size": list(case.kernel.entry_point.workgroup_size)
-            if case.kernel.entry_point
-            else None,
+            "workgroup_size": list(ep.workgroup_size) if ep else None,
             "bindings": {
                 p.name: {
                     "binding": p.binding.binding,
@@ -301,8 +300,14 @@ class Session:
         missing = self.missing_features(kernel)
         if missing:
             return Status(StatusKind.NEEDS, missing)
+        described = self.described.get(kernel.name)
+        overrides = described.overrides if described is not None else {}
+        needs = set(kernel.entry_point.needs) - set(overrides)
+        if needs:
+            # Sized by an override without a default: it compiles once a run gives the value.
+            return Status(StatusKind.OK)
         try:
-            self._compile(kernel)
+            self._compile(kernel, overrides)
         except CompileError as exc:
             return Status(StatusKind.COMPILE_ERROR, error=exc)
         except WorkbenchError as exc:
@@ -332,11 +337,25 @@ class Session:
         sets: Mapping[str, float] | None = None,
         seed: int = 0,
         adhoc: bool = False,
+        grid: tuple[int, int, int] | None = None,
+        overrides: Mapping[str, float] | None = None,
     ) -> Case:
         """`workbench.planning.plan_case` on this session's corpus and adapter, with the
         adapter's warnings for the kernel among the case's notes."""
         k = kernel if isinstance(kernel, Kernel) else self.kernel(kernel)
-        case = plan_case(k, self.adapter, dims, inputs, sizes, sets, seed, adhoc, self.described)
+        case = plan_case(
+            k,
+            self.adapter,
+            dims,
+            inputs,
+            sizes,
+            sets,
+            seed,
+            adhoc,
+            self.described,
+            grid=grid,
+            overrides=overrides,
+        )
         case.notes += [f"warning: {w}" for w in self.warnings(k)]
         return case
 

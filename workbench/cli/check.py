@@ -23,6 +23,7 @@ from workbench.cli.advice import cli_message
 from workbench.cli.common import (
     add_case_options,
     add_tolerance_options,
+    grid_and_overrides,
     open_session,
     parse_pairs,
     print_json,
@@ -128,9 +129,11 @@ def cmd_check(args: argparse.Namespace) -> int:
     override = tolerance_override(args)
     if args.all == bool(args.kernel):
         raise UserError("name one KERNEL to check, or give --all (not both)")
-    if args.all and (args.dim or args.size or args.set or args.input or args.inject):
+    given = (args.dim, args.size, args.set, args.input, args.inject, args.grid, args.override)
+    if args.all and any(given):
         raise UserError(
-            "--all checks every kernel at its own dims: --dim, --size, --set, --input and --inject need one KERNEL"
+            "--all checks every kernel at its own dims: --dim, --size, --set, --input, --inject, "
+            "--grid and --override need one KERNEL"
         )
     session = open_session(args)
     progress = Progress()
@@ -173,9 +176,10 @@ def _build_case(session: Session, args: argparse.Namespace) -> Case:
         "inputs": parse_pairs(args.input, "--input", str),
         "seed": args.seed,
         "adhoc": args.adhoc,
+        **grid_and_overrides(args),
     }
     if args.quick:
-        small = small_dims(session.case(args.kernel, seed=args.seed, adhoc=args.adhoc))
+        small = small_dims(session.case(args.kernel, **kw))
         if small is not None:
             dims = {**small, **dims}
     return session.case(args.kernel, dims=dims, **kw)

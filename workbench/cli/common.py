@@ -57,6 +57,16 @@ def add_case_options(
         metavar="BINDING=RECIPE",
         help="fill a binding: " + ", ".join(RECIPES),
     )
+    p.add_argument(
+        "--grid", metavar="X,Y,Z", help="workgroup counts to dispatch (instead of the planned grid)"
+    )
+    p.add_argument(
+        "--override",
+        action="append",
+        default=[],
+        metavar="NAME=V",
+        help="value of an `override` constant (pipeline constant)",
+    )
     p.add_argument("--seed", type=int, default=0, help="seed for generated inputs (default 0)")
     p.add_argument("--adhoc", action="store_true", help="ignore the spec and run the kernel ad hoc")
     p.add_argument("--json", action="store_true", help="print one JSON object")
@@ -138,7 +148,27 @@ def build_case(session: Session, args: argparse.Namespace) -> Case:
         inputs=parse_pairs(args.input, "--input", str),
         seed=args.seed,
         adhoc=args.adhoc,
+        **grid_and_overrides(args),
     )
+
+
+def grid_and_overrides(args: argparse.Namespace) -> dict[str, Any]:
+    """`grid` and `overrides` for `Session.case` from --grid X,Y,Z and --override NAME=V."""
+    out: dict[str, Any] = {"overrides": parse_pairs(args.override, "--override", float)}
+    if args.grid is not None:
+        out["grid"] = parse_grid(args.grid)
+    return out
+
+
+def parse_grid(text: str) -> tuple[int, int, int]:
+    """`X,Y,Z` workgroup counts, each a whole number >= 0."""
+    parts = [p.strip().replace("_", "") for p in text.split(",")]
+    if len(parts) != 3 or not all(p.isdigit() for p in parts):
+        raise UserError(
+            f"--grid expects three whole numbers X,Y,Z (workgroups per axis), got {text!r}"
+        )
+    x, y, z = (int(p) for p in parts)
+    return (x, y, z)
 
 
 def print_json(obj: Any) -> None:

@@ -238,7 +238,7 @@ class GpuContext:
         )
         if key in self._programs:
             return self._programs[key]
-        self._check_module_workgroup_storage(module_text, entry, file)
+        self._check_module_workgroup_storage(module_text, entry, file, constants)
         dev = self.device
         try:
             module = dev.create_shader_module(code=module_text)
@@ -294,11 +294,13 @@ class GpuContext:
         self._programs[key] = program
         return program
 
-    def _check_module_workgroup_storage(self, module_text: str, entry: str, file: str) -> None:
+    def _check_module_workgroup_storage(
+        self, module_text: str, entry: str, file: str, constants: dict[str, float] | None
+    ) -> None:
         """The workgroup memory check on the module about to be compiled, so every path to a
         pipeline (status, run, the UI) is refused the same way whatever its caller passed."""
         try:
-            ep = reflect(module_text, file).entry_points.get(entry)
+            ep = reflect(module_text, file, constants).entry_points.get(entry)
         except ReflectionError:
             return  # the compiler reports what reflection cannot read
         if ep is not None:

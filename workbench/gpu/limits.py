@@ -96,6 +96,16 @@ def check_limits(
             f"{where}: {wx * wy * wz} invocations per workgroup, over the limit of {inv}"
         )
     per_dim = lim.get("max-compute-workgroups-per-dimension", 65535)
+    if entry is not None and not entry.reads_num_workgroups and grid[0] > per_dim:
+        # Folding is only right for a kernel that rebuilds its flat index from num_workgroups;
+        # one indexing by global_invocation_id.x would silently skip part of its work.
+        raise LimitError(
+            f"{where}: grid {'x'.join(map(str, grid))} needs {grid[0]:,} workgroups in x, over "
+            f"the adapter's {per_dim:,} per dimension, and the kernel does not read "
+            "@builtin(num_workgroups), so folding the grid into 2-D would leave part of its "
+            "output unwritten; give a 2-D grid with --grid X,Y,Z (the kernel indexing with "
+            "workgroup_id.y), read num_workgroups to rebuild the flat index, or use smaller sizes"
+        )
     folded = fold_grid(grid, per_dim)
     if any(v > per_dim for v in folded):
         raise LimitError(

@@ -151,6 +151,7 @@ class EntryPoint:
     workgroup_vars: tuple[WorkgroupVar, ...] = ()  # those the entry point reaches, in source order
     needs: tuple[str, ...] = ()  # default-less overrides its sizes depend on, not yet given
     reads_num_workgroups: bool = False
+    indexes_by_global_id: bool = False  # it takes @builtin(global_invocation_id)
     features: tuple[str, ...] = ()  # device features of what it reaches (wgpu names)
     f32_bits: tuple[str, ...] = ()  # array<atomic<u32>> bindings it reads as f32 bits
 
@@ -643,6 +644,7 @@ class _Parser:
                 workgroup_vars=shared,
                 needs=tuple(sorted(needs)),
                 reads_num_workgroups="num_workgroups" in fn.params,
+                indexes_by_global_id="global_invocation_id" in fn.params,
                 features=tuple(features),
                 f32_bits=f32_bits,
             )
