@@ -219,7 +219,11 @@ def _override_values(
 
 
 def _given_grid(
-    k: Kernel, ep: EntryPoint, adapter: AdapterInfo, sized: list, grid: tuple[int, int, int]
+    k: Kernel,
+    ep: EntryPoint,
+    adapter: AdapterInfo,
+    sized: list[tuple[Binding, int]],
+    grid: tuple[int, int, int],
 ) -> tuple[int, int, int]:
     """A grid given by the user, checked against the adapter's limits."""
     if len(grid) != 3 or any(int(v) < 0 for v in grid):
