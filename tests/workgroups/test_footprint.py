@@ -8,8 +8,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from workbench.checks.sizing import SMALL_DIMS
 from workbench.session import Session
+from workbench.specs.registry import spec_for
 from workbench.workgroups.footprint import (
     HOLE,
     RACE,
@@ -23,7 +23,7 @@ from workbench.workgroups.guarded import writable
 
 @pytest.mark.parametrize("kernel", ["embed_lookup", "gelu_inplace"])
 def test_one_element_per_invocation_kernels_have_no_races_and_no_holes(session, kernel):
-    case = session.case(kernel, dims=SMALL_DIMS[kernel])
+    case = session.case(kernel, dims=spec_for(kernel).small_dims)
     fp = footprint(session, case)
     (out,) = fp.outputs.values()
     assert fp.ok and not fp.sampled and fp.stepped == case.workgroups
@@ -34,7 +34,7 @@ def test_one_element_per_invocation_kernels_have_no_races_and_no_holes(session, 
 
 
 def test_dkdv_owns_its_j_kv_head_slots(session):
-    dims = SMALL_DIMS["attention_backward_short_dKdV"]
+    dims = spec_for("attention_backward_short_dKdV").small_dims
     case = session.case("attention_backward_short_dKdV", dims=dims)
     fp = footprint(session, case)
     assert fp.ok
@@ -50,7 +50,7 @@ def test_dkdv_owns_its_j_kv_head_slots(session):
 
 
 def test_conv1d_backward_dx_has_no_races_and_no_holes_and_its_sums_are_atomic(session):
-    case = session.case("causal_conv1d_bwd", dims=SMALL_DIMS["causal_conv1d_bwd"])
+    case = session.case("causal_conv1d_bwd", dims=spec_for("causal_conv1d_bwd").small_dims)
     fp = footprint(session, case)
     dx = fp.outputs["dx"]
     assert (dx.races, dx.holes, dx.atomic) == (0, 0, False)
@@ -59,7 +59,7 @@ def test_conv1d_backward_dx_has_no_races_and_no_holes_and_its_sums_are_atomic(se
 
 
 def test_embed_backward_grad_table_is_reported_atomic_not_racing(session):
-    case = session.case("embed_backward", dims=SMALL_DIMS["embed_backward"])
+    case = session.case("embed_backward", dims=spec_for("embed_backward").small_dims)
     fp = footprint(session, case)
     table = fp.outputs["grad_table"]
     assert table.atomic and table.races == 0
@@ -114,7 +114,7 @@ def test_writing_zeros_over_a_zeroed_output_is_still_seen_thanks_to_the_sentinel
 
 
 def test_the_sentinel_is_a_signalling_nan(session):
-    plan = writable(session.case("gelu_inplace", dims=SMALL_DIMS["gelu_inplace"]))[0]
+    plan = writable(session.case("gelu_inplace", dims=spec_for("gelu_inplace").small_dims))[0]
     fill = sentinel_like(plan)
     assert np.all(fill.reshape(-1).view(np.uint32) == SENTINELS[4]) and np.all(np.isnan(fill))
     # Quiet bit clear: arithmetic never produces it, so any computed write differs from it.

@@ -3,8 +3,8 @@
 An output that differs between runs is a failure unless it is expected to vary: outputs held in
 `array<atomic<...>>` bindings are summed with compare-and-swap float adds, whose order (and so
 whose rounding) changes from run to run; they are reported as varying, with the spread, and pass.
-`DETERMINISTIC_WHEN` names kernels whose atomic outputs are nonetheless promised reproducible
-for some dims (causal_conv1d_bwd with deterministic=1 stores one workgroup's sum per channel), and
+A spec's `deterministic_when` says for which dims its atomic outputs are nonetheless promised
+reproducible (causal_conv1d_bwd with deterministic=1 stores one workgroup's sum per channel), and
 there a difference fails. Cases over the repeat budget run at the kernel's small dims.
 """
 
@@ -20,21 +20,15 @@ from workbench.checks.result import CheckResult, callbacks, fmt_err, fmt_val
 from workbench.checks.sizing import REPEATS, dims_text, sized
 from workbench.closeness import name_index
 from workbench.session import Case, Run, Session
-from workbench.specs.base import Dims
 
 DEFAULT_REPEATS = 5
 ROWS_SHOWN = 10
 COLUMNS = ("index", "min", "max", "spread", "distinct values")
 
-# kernel -> dims -> True when every output must be bitwise reproducible, atomics or not.
-DETERMINISTIC_WHEN: dict[str, Callable[[Dims], bool]] = {
-    "causal_conv1d_bwd": lambda dims: bool(dims.get("deterministic")),
-}
-
 
 def may_vary(case: Case, name: str) -> bool:
     """Whether `name` may legitimately differ between runs of `case` (float atomics)."""
-    rule = DETERMINISTIC_WHEN.get(case.name)
+    rule = case.spec.deterministic_when if case.spec is not None else None
     if rule is not None and rule(case.dims):
         return False
     el = case.plan(name).binding.element

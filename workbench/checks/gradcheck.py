@@ -1,6 +1,6 @@
 """The gradient check: a backward kernel's outputs against central differences of its forward.
 
-For a backward kernel with a `GradLink` (workbench.specs.grads) the loss is
+For a backward kernel whose spec declares its `gradient` (a `GradLink`) the loss is
 `L = sum_k <upstream_k, forward_k(arrays)>`, so each gradient output g must equal dL/dw for the
 array w it differentiates. The kernel is run once (the analytic gradient); the numeric one comes
 from central differences `(L(w + h e) - L(w - h e)) / (2h)`:
@@ -37,7 +37,6 @@ from workbench.closeness import Override, name_index, tolerance_for
 from workbench.errors import UserError
 from workbench.session import Case, Session, shipped_corpus
 from workbench.specs.base import GradLink
-from workbench.specs.grads import grad_link
 from workbench.specs.registry import spec_for
 from workbench.wgsl.corpus import Kernel
 
@@ -137,9 +136,7 @@ def grad_results(
     spec = case.spec
     if spec is not None and spec.gradient_problem:
         return [skipped("grad", case.name, spec.gradient_problem)]
-    link = None
-    if spec is not None:
-        link = spec.gradient if spec.described else grad_link(case.name)
+    link = spec.gradient if spec is not None else None
     if link is None:
         return [skipped("grad", case.name, "not a backward kernel with a gradient link")]
     gcase, note = sized(session, case, SCENARIOS, link.grad_dims, full)

@@ -1,9 +1,9 @@
-"""Sizes for checks that run a kernel many times: small dims per shipped kernel, and budgets.
+"""Sizes for checks that run a kernel many times: each spec's small dims, and budgets.
 
 The compare check runs the case as given. Checks that dispatch or evaluate it many times (special
 values: a dozen scenarios per input; gradients: two forward evaluations per sample; determinism:
 N repeats) run it as given only while it fits a budget, and otherwise at the kernel's small dims
-(`SMALL_DIMS`, also what `workbench check --quick` uses), saying so in the result. `full=True`
+(`KernelSpec.small_dims`, also what `workbench check --quick` uses), saying so in the result. `full=True`
 turns the reduction off. Ad-hoc kernels and kernels without small dims keep their size.
 """
 
@@ -15,34 +15,6 @@ from dataclasses import dataclass
 from workbench.session import Case, Session
 from workbench.specs.base import Dims
 from workbench.units import fmt_bytes
-
-_FFN = {"seq": 4, "d_ff": 300}  # 1,200 elements: four full workgroups and a partial one
-_EMBED = {"seq": 48, "d_model": 40, "vocab": 64}  # tokens repeat: rows hit 0, 1 or more times
-_ATTENTION = {"seq": 40, "n_heads": 4, "n_kv_heads": 2, "head_dim": 16, "docs": 2}
-_ROPE = {"seq": 24, "head_dim": 16, "pos_offset": 7}
-_CONV = {"batch": 2, "dim": 8, "seqlen": 1030}  # two chunks of the backward's reverse walk
-
-# Small dims of every shipped kernel: each still crosses a workgroup boundary, and keeps what
-# makes the kernel interesting (repeated tokens, GQA groups and two documents, two chunks).
-SMALL_DIMS: dict[str, Mapping[str, int]] = {
-    "embed_lookup": _EMBED,
-    "embed_backward": _EMBED,
-    "embed_lookup_w16": _EMBED,
-    "gelu_inplace": _FFN,
-    "swiglu_combine": _FFN,
-    "ffn_gelu_backward": _FFN,
-    "ffn_swiglu_backward": _FFN,
-    "attention_forward": _ATTENTION,
-    "attention_backward": _ATTENTION,
-    "attention_backward_short": _ATTENTION,
-    "attention_backward_short_dKdV": _ATTENTION,
-    "rope_q": {**_ROPE, "n_heads": 3},
-    "rope_q_backward": {**_ROPE, "n_heads": 3},
-    "rope_k": {**_ROPE, "n_kv_heads": 2},
-    "rope_k_backward": {**_ROPE, "n_kv_heads": 2},
-    "causal_conv1d_fwd": _CONV,
-    "causal_conv1d_bwd": _CONV,
-}
 
 
 @dataclass(frozen=True)
@@ -73,8 +45,10 @@ def fits(case: Case, budget: Budget) -> bool:
 
 def small_dims(case: Case, override: Mapping[str, int] | None = None) -> dict[str, int] | None:
     """The case's dims with the kernel's small ones laid over; None when none are known."""
-    small = override or SMALL_DIMS.get(case.name)
-    if case.spec is None or not small:
+    if case.spec is None:
+        return None
+    small = override or case.spec.small_dims
+    if not small:
         return None
     known = {d.name for d in case.spec.dims}
     return {**case.dims, **{k: v for k, v in small.items() if k in known}}

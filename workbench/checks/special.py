@@ -20,24 +20,16 @@ Finite values are judged only where the injection changed the reference (the com
 covers the rest), held to the tolerance with atol scaled by the injected magnitude: an input of
 size |V| moves an f32 result's rounding error by as much.
 
-By default every floating-point input is injected except saved forward results (`SAVED`: LSE,
-the P/dS scratch), which a real run recomputes; the attention backward kernels recompute their
-LSE from the injected Q/K first, as the forward that saved it would have seen them. Injections
-given explicitly may target any input, saved ones included.
+By default every floating-point input is injected except the spec's saved forward results
+(`KernelSpec.saved`: attention's LSE, the P/dS scratch), which a real run recomputes; those in
+`KernelSpec.resaved` (the attention backward kernels' LSE) are recomputed from the injected Q/K
+first, as the forward that saved them would have seen them. Injections given explicitly may
+target any input, saved ones included.
 
-Defaults where the specs say nothing (`RULES`):
-- attention: `match` for NaN/±Inf into any input. Kernels and references leave hidden (masked)
-  pairs out of every sum rather than weighting them by 0, so a NaN reaches exactly the outputs
-  that attend to it, and the references form D = sum_j P dP as the kernels do.
-  `contained` for finite values put into LSE: exp(score - LSE) overflows f32 once score - LSE
-  passes 88.7 (LSE = -100 does) while float64 stays finite, so Inf - Inf gives NaN where the
-  reference has Inf.
-  `pattern` for |V| >= 100 in Q or K: the scores grow as |Q| |K|, their f32 rounding as much,
-  and the softmax gradient multiplies that by K again (measured: dQ off by 28 for K = 1e4 where
-  the reference is 1.3). Everything else `match`.
-- causal_conv1d: `match` throughout; kernels and reference multiply the zero padding by the
-  weight as causal-conv1d's CUDA kernel does, so a NaN/Inf weight reaches the first W-1 steps
-  too.
+The mode of a scenario is `match` unless the spec's `special_rule` says otherwise for that input
+and value (the attention specs do, with the reasons beside the rule). causal_conv1d is `match`
+throughout: kernels and reference multiply the zero padding by the weight as causal-conv1d's
+CUDA kernel does, so a NaN/Inf weight reaches the first W-1 steps too.
 """
 
 from __future__ import annotations
@@ -54,7 +46,6 @@ from workbench.checks.sizing import SCENARIOS, dims_text, sized
 from workbench.closeness import compare, tolerance_for
 from workbench.errors import UserError
 from workbench.session import Case, Session
-from workbench.specs.grads import grad_link
 
 VALUES: dict[str, float] = {
     "nan": math.nan,
@@ -73,39 +64,6 @@ VALUES: dict[str, float] = {
 DENORMAL_F16 = 1e-6
 _ALIASES = {"inf": "+inf", "0": "+0", "denormal": "+denormal", "100": "+100", "1e4": "+1e4"}
 DEFAULT_FRACTION = 1 / 32
-
-_NONFINITE = ("nan", "+inf", "-inf")
-
-
-def _attention_rule(binding: str, value: str) -> str:
-    if value in _NONFINITE:
-        return "match"
-    if binding == "LSE":
-        return "contained"
-    if binding in ("Q", "K") and abs(float(VALUES.get(value, value))) >= 100:
-        return "pattern"
-    return "match"
-
-
-# kernel -> rule(binding, value name) -> the mode for every output of that scenario.
-RULES: dict[str, Callable[[str, str], str]] = {
-    "attention_forward": _attention_rule,
-    "attention_backward": _attention_rule,
-    "attention_backward_short": _attention_rule,
-    "attention_backward_short_dKdV": _attention_rule,
-}
-# kernel -> inputs that are saved forward results: not injected by default.
-SAVED: dict[str, tuple[str, ...]] = {
-    "attention_backward": ("LSE",),
-    "attention_backward_short": ("LSE",),
-    "attention_backward_short_dKdV": ("P_scratch", "dS_scratch"),
-}
-# kernel -> saved results recomputed (GradLink.saved) after injecting into another input. The
-# dK/dV kernel's scratch would need K and V, which it does not bind.
-RESAVE: dict[str, tuple[str, ...]] = {
-    "attention_backward": ("LSE",),
-    "attention_backward_short": ("LSE",),
-}
 
 COLUMNS = (
     "output",
@@ -182,7 +140,7 @@ def _is_fraction(where: str) -> bool:
 
 def default_injections(case: Case) -> list[Injection]:
     """Each value of VALUES into each floating-point input of the kernel, one at a time."""
-    saved = SAVED.get(case.name, ())
+    saved = case.spec.saved if case.spec is not None else ()
     names = tuple(
         p.name
         for p in case.bindings
@@ -250,7 +208,7 @@ def special_results(
             )
         if np.dtype(plan.dtype).kind != "f":
             raise UserError(f"injection {inj.label}: {inj.binding} holds {plan.dtype}, not floats")
-    rule = RULES.get(scase.name, lambda _b, _v: "match")
+    rule = scase.spec.special_rule
     with np.errstate(all="ignore"):
         clean = scase.spec.reference(scase.dims, {k: v.copy() for k, v in scase.inputs.items()})
     results = []
@@ -258,7 +216,8 @@ def special_results(
         if stop():
             break
         say(f"special: {inj.label}", k / max(1, len(todo)))
-        mode = rule(inj.binding, inj.value)
+        number = inj.number(scase.plan(inj.binding).dtype)
+        mode = rule(inj.binding, number) if rule is not None else "match"
         results.append(_scenario(session, scase, inj, mode, clean, note))
     return results
 
@@ -373,9 +332,10 @@ def _scenario(
 
 
 def _resave(case: Case, injected: str, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-    """Saved forward results recomputed from the injected inputs (RESAVE), cast as bound."""
-    names = RESAVE.get(case.name, ())
-    link = grad_link(case.name)
+    """Saved forward results recomputed from the injected inputs (the spec's `resaved`), cast
+    as bound."""
+    names = case.spec.resaved if case.spec is not None else ()
+    link = case.spec.gradient if case.spec is not None else None
     if not names or injected in names or link is None or link.saved is None:
         return {}
     with np.errstate(all="ignore"):

@@ -30,7 +30,7 @@ from textual.worker import get_current_worker
 from workbench.errors import CompileError, LimitError, SpecMismatchError, WorkbenchError
 from workbench.session import Case, Run, Session, Status, StatusKind
 from workbench.specs.base import KernelSpec
-from workbench.specs.grads import grad_link
+from workbench.specs.registry import spec_for
 from workbench.wgsl.corpus import Corpus, Kernel
 from workbench.widgets.browser import KernelBrowser, KernelStatus, kernel_key, status_kind
 from workbench.widgets.case_form import (
@@ -352,7 +352,10 @@ class MainScreen(Screen):
         """Re-render the verdict and every pane from the current kernel's state."""
         view = self.view()
         if not self.busy:
-            grad = view.kernel is not None and grad_link(view.kernel.name) is not None
+            spec = view.case.spec if view.case is not None else None
+            if spec is None and view.kernel is not None:
+                spec = spec_for(view.kernel.name)
+            grad = spec is not None and spec.gradient is not None
             self.query_one(VerdictBar).show(
                 verdict_text(view.run, view.error, view.stale, view.snapshot, grad, view.report)
             )
@@ -463,7 +466,7 @@ class MainScreen(Screen):
             return None if (self.busy or not runnable) else True
         if action == "gradcheck":
             spec = self.spec_of(kernel)[0] if runnable else None
-            if spec is None or grad_link(spec.name) is None:
+            if spec is None or spec.gradient is None:
                 return False
             return None if self.busy else True
         if action == "save_fixture":

@@ -91,9 +91,13 @@ def randn(dims: Dims, seed: int, *names: str) -> dict[str, np.ndarray]:
     return {name: rng.standard_normal(shape, dtype=np.float32) for name in names}
 
 
+# 1,200 elements: four full workgroups of 256 and a partial one.
+SMALL_DIMS = {"seq": 4, "d_ff": 300}
+
 SPECS = [
     KernelSpec(
         name="gelu_inplace",
+        small_dims=SMALL_DIMS,
         file=FILE,
         dims=DIMS,
         buffers=lambda dims: flat(dims, "x"),
@@ -115,6 +119,7 @@ SPECS = [
     ),
     KernelSpec(
         name="swiglu_combine",
+        small_dims=SMALL_DIMS,
         file=FILE,
         dims=DIMS,
         buffers=lambda dims: flat(dims, "gate", "up", "hidden"),

@@ -18,11 +18,22 @@ document; visible pairs follow IEEE arithmetic. The references implement the sam
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 
 from workbench.errors import UserError
-from workbench.specs.base import Buffer, Cost, Dim, Dims, KernelSpec, Tol
+from workbench.specs.base import (
+    Arrays,
+    Buffer,
+    Cost,
+    Dim,
+    Dims,
+    GradLink,
+    KernelSpec,
+    Tol,
+    primal_rng,
+)
 from workbench.specs.refs import attention as ref
 
 FORWARD_FILE = "08_attention.wgsl"
@@ -318,9 +329,80 @@ _DS_TOL = Tol(
     "where dP is close to D",
 )
 
+# Two documents of 20 tokens, GQA groups of two heads, 16-wide heads.
+SMALL_DIMS = {"seq": 40, "n_heads": 4, "n_kv_heads": 2, "head_dim": 16, "docs": 2}
+
+
+def _special_rule(binding: str, value: float) -> str:
+    """What the special-value check demands when `value` is put into `binding`.
+
+    `match` for NaN/±Inf into any input: kernels and references leave hidden (masked) pairs out
+    of every sum rather than weighting them by 0, so a NaN reaches exactly the outputs that attend
+    to it, and the references form D = sum_j P dP as the kernels do. `contained` for finite values
+    put into LSE: exp(score - LSE) overflows f32 once score - LSE passes 88.7 (LSE = -100 does)
+    while float64 stays finite, so Inf - Inf gives NaN where the reference has Inf. `pattern` for
+    |V| >= 100 in Q or K: the scores grow as |Q| |K|, their f32 rounding as much, and the softmax
+    gradient multiplies that by K again (measured: dQ off by 28 for K = 1e4 where the reference
+    is 1.3). Everything else `match`.
+    """
+    if not math.isfinite(value):
+        return "match"
+    if binding == "LSE":
+        return "contained"
+    if binding in ("Q", "K") and abs(value) >= 100:
+        return "pattern"
+    return "match"
+
+
+def _forward_o(dims: Dims, arrays: Arrays) -> dict[str, np.ndarray]:
+    out = ref.attention_forward(arrays["Q"], arrays["K"], arrays["V"], arrays["seg"], _scale(dims))
+    return {"O": out["O"]}
+
+
+def _saved_lse(dims: Dims, arrays: Arrays) -> dict[str, np.ndarray]:
+    """The LSE the forward would have saved for these Q, K, rounded to f32 as it is stored."""
+    out = ref.attention_forward(arrays["Q"], arrays["K"], arrays["V"], arrays["seg"], _scale(dims))
+    return {"LSE": out["LSE"].astype(np.float32)}
+
+
+def _kv_primals(dims: Dims, seed: int) -> dict[str, np.ndarray]:
+    """K, V ~ N(0, 1) and the document starts: the forward inputs the dK/dV kernel never binds."""
+    rng = primal_rng(seed)
+    shape = (dims["seq"], dims["n_kv_heads"], dims["head_dim"])
+    return {
+        "K": rng.standard_normal(shape).astype(np.float32),
+        "V": rng.standard_normal(shape).astype(np.float32),
+        "seg": ref.doc_starts(dims["seq"], dims["docs"]).astype(np.uint32),
+    }
+
+
+def _saved_scratch(dims: Dims, arrays: Arrays) -> dict[str, np.ndarray]:
+    """P and dS as attention_backward_short leaves them for these Q, K, V, dO (f32)."""
+    lse = _saved_lse(dims, arrays)["LSE"]
+    g = ref.attention_backward(
+        arrays["Q"], arrays["K"], arrays["V"], arrays["dO"], lse, arrays["seg"], _scale(dims)
+    )
+    return {"P_scratch": g["P"].astype(np.float32), "dS_scratch": g["dS"].astype(np.float32)}
+
+
+def _gradient(wrt: dict[str, str], doc: str, **kw: Any) -> GradLink:
+    """A backward kernel of L = <dO, attention(Q, K, V)>; `kw` gives its primals and saved."""
+    return GradLink(
+        forward_ref=_forward_o,
+        upstream={"O": "dO"},
+        wrt=wrt,
+        forward_kernel="attention_forward",
+        grad_dims=SMALL_DIMS,
+        doc=doc,
+        **kw,
+    )
+
+
 SPECS = [
     KernelSpec(
         name="attention_forward",
+        small_dims=SMALL_DIMS,
+        special_rule=_special_rule,
         file=FORWARD_FILE,
         dims=_dims(MAX_GRID),
         buffers=_fwd_buffers,
@@ -346,6 +428,15 @@ SPECS = [
     ),
     KernelSpec(
         name="attention_backward",
+        small_dims=SMALL_DIMS,
+        special_rule=_special_rule,
+        saved=("LSE",),
+        resaved=("LSE",),
+        gradient=_gradient(
+            {"dQ": "Q", "dK": "K", "dV": "V"},
+            "L = <dO, attention(Q, K, V)>, LSE saved from the same Q, K",
+            saved=_saved_lse,
+        ),
         file=BACKWARD_FILE,
         dims=_dims(MAX_GRID),
         buffers=_bwd_buffers,
@@ -364,6 +455,15 @@ SPECS = [
     ),
     KernelSpec(
         name="attention_backward_short",
+        small_dims=SMALL_DIMS,
+        special_rule=_special_rule,
+        saved=("LSE",),
+        resaved=("LSE",),
+        gradient=_gradient(
+            {"dQ": "Q"},
+            "L = <dO, attention(Q, K, V)>; this kernel gives dQ (P and dS go to scratch)",
+            saved=_saved_lse,
+        ),
         file=BACKWARD_FILE,
         dims=_dims(MAX_SHORT_SEQ),
         buffers=_short_buffers,
@@ -382,6 +482,16 @@ SPECS = [
     ),
     KernelSpec(
         name="attention_backward_short_dKdV",
+        small_dims=SMALL_DIMS,
+        special_rule=_special_rule,
+        # The scratch would need K and V to recompute, which this kernel does not bind.
+        saved=("P_scratch", "dS_scratch"),
+        gradient=_gradient(
+            {"dK": "K", "dV": "V"},
+            "L = <dO, attention(Q, K, V)>; P and dS scratch recomputed from Q, K, V, dO",
+            primals=_kv_primals,
+            saved=_saved_scratch,
+        ),
         file=BACKWARD_FILE,
         dims=_dims(MAX_SHORT_SEQ),
         buffers=_dkdv_buffers,

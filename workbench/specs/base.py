@@ -3,8 +3,11 @@
 A `KernelSpec` names a kernel's dimensions, the shape and host dtype of every storage binding,
 how inputs are generated (seeded), the values of its uniforms, its dispatch grid, which bindings
 are outputs, a float64 reference, tolerances per output (with the reason; static, or a function of
-the dims where the error grows with them) and a cost model. A `GradLink` ties a backward kernel to
-its forward for gradient checks (the links live in `workbench.specs.grads`, keyed by kernel name).
+the dims where the error grows with them) and a cost model. Everything the checks need to know
+about one kernel is declared on its spec too, in one place: its `gradient` (a `GradLink` tying a
+backward kernel to its forward), its `small_dims` (quick checks, and checks that run it many
+times), the special-value rule for its inputs, which inputs are saved forward results, and when
+its atomic outputs are promised reproducible. `workbench.specs.registry` validates all of it once.
 
 The binding *signature* (order, address space, access, element type) is not written here: the
 registry reflects it from the shipped WGSL, so a spec and its shipped kernel can never disagree.
@@ -98,6 +101,12 @@ class GradLink:
     doc: str = ""
 
 
+def primal_rng(seed: int) -> np.random.Generator:
+    """A stream apart from the spec's own (seeded by `seed` alone), so a gradient check's primal
+    never repeats the backward's inputs, e.g. RoPE's Q would otherwise equal the upstream dQ."""
+    return np.random.default_rng([seed, 7919])
+
+
 @dataclass(frozen=True)
 class KernelSpec:
     """The meaning of one kernel. Every callable takes the resolved dims (defaults filled in).
@@ -130,6 +139,18 @@ class KernelSpec:
     overrides: Mapping[str, float] = field(default_factory=dict)
     gradient: GradLink | None = None
     gradient_problem: str = ""  # why a described gradient check cannot run
+    # What the checks need to know (declared here, validated once by the registry):
+    # dims each still crossing a workgroup boundary, for `check --quick` and for checks that run
+    # the kernel many times (special values, determinism) when the case is over their budget.
+    small_dims: Mapping[str, int] = field(default_factory=dict)
+    # (input binding, injected value) -> "match", "contained" or "pattern" (checks.special).
+    special_rule: Callable[[str, float], str] | None = None
+    # Inputs that are results of the forward (attention's LSE): not injected by default.
+    saved: tuple[str, ...] = ()
+    # Of those, the ones `gradient.saved` recomputes after a value is injected elsewhere.
+    resaved: tuple[str, ...] = ()
+    # dims -> True when every output must be bitwise reproducible, float atomics or not.
+    deterministic_when: Callable[[Dims], bool] | None = None
 
     def tolerance(self, name: str, dims: Dims) -> Tol | None:
         """The tolerance of output `name` at the resolved `dims`, or None when the spec gives none

@@ -46,7 +46,7 @@ import math
 
 import numpy as np
 
-from workbench.specs.base import Arrays, Buffer, Cost, Dim, Dims, KernelSpec, Tol
+from workbench.specs.base import Arrays, Buffer, Cost, Dim, Dims, GradLink, KernelSpec, Tol
 from workbench.specs.refs import conv1d as ref
 
 FILE = "12_causal_conv1d.wgsl"
@@ -239,9 +239,21 @@ _BWD_DOC = (
     "deterministic."
 )
 
+# Two chunks of the backward's reverse walk (1,024 steps each), the second partial.
+SMALL_DIMS = {"batch": 2, "dim": 8, "seqlen": 1030}
+# The gradient check differentiates weight and bias numerically: fewer channels keep it quick.
+GRAD_DIMS = {**SMALL_DIMS, "dim": 4}
+
+
+def _forward(d: Dims, arrays: Arrays) -> dict[str, np.ndarray]:
+    bias = arrays["bias"] if d["bias"] else None
+    return {"out": ref.causal_conv1d_fwd(arrays["x"], arrays["weight"], bias, bool(d["silu"]))}
+
+
 SPECS = [
     KernelSpec(
         name="causal_conv1d_fwd",
+        small_dims=SMALL_DIMS,
         file=FILE,
         dims=_SHAPE_DIMS,
         buffers=_fwd_buffers,
@@ -258,6 +270,17 @@ SPECS = [
     ),
     KernelSpec(
         name="causal_conv1d_bwd",
+        small_dims=SMALL_DIMS,
+        gradient=GradLink(
+            forward_ref=_forward,
+            upstream={"out": "dout"},
+            wrt={"dx": "x", "dweight": "weight", "dbias": "bias"},
+            forward_kernel="causal_conv1d_fwd",
+            grad_dims=GRAD_DIMS,
+            doc="L = <dout, causal_conv1d(x, weight, bias)>, SiLU and bias per the dims",
+        ),
+        # deterministic=1 stores one workgroup's sum per channel: no float atomics reorder.
+        deterministic_when=lambda d: bool(d.get("deterministic")),
         file=FILE,
         dims=(*_SHAPE_DIMS, _DETERMINISTIC),
         buffers=_bwd_buffers,

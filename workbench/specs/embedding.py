@@ -12,7 +12,17 @@ import math
 
 import numpy as np
 
-from workbench.specs.base import Arrays, Buffer, Cost, Dim, Dims, KernelSpec, Tol
+from workbench.specs.base import (
+    Arrays,
+    Buffer,
+    Cost,
+    Dim,
+    Dims,
+    GradLink,
+    KernelSpec,
+    Tol,
+    primal_rng,
+)
 from workbench.specs.refs import embedding as ref
 
 FILE = "01_embedding.wgsl"
@@ -46,6 +56,13 @@ SCATTER = Tol(
     "gradients that is below 1e-4 up to about 40 repeats of one token (random sequences of "
     "default length repeat a token a handful of times)",
 )
+
+
+# 48 tokens over a vocabulary of 64: tokens repeat, so rows of the table gradient are hit zero,
+# one or more times.
+SMALL_DIMS = {"seq": 48, "d_model": 40, "vocab": 64}
+# The gradient check differentiates the table numerically: a narrower one keeps it quick.
+GRAD_DIMS = {**SMALL_DIMS, "d_model": 16}
 
 
 def _grid(dims: Dims) -> tuple[int, int, int]:
@@ -94,6 +111,7 @@ def _lookup_spec(name: str, suffix: str, table_dtype: str, doc: str) -> KernelSp
 
     return KernelSpec(
         name=name,
+        small_dims=SMALL_DIMS,
         file=FILE,
         dims=DIMS,
         buffers=buffers,
@@ -143,6 +161,17 @@ def _backward_cost(dims: Dims) -> Cost:
     return Cost(bytes=4 * dims["seq"] + 4 * n + 8 * n, flops=n)
 
 
+def _primals(dims: Dims, seed: int) -> dict[str, np.ndarray]:
+    """The table the backward does not bind, for its gradient check."""
+    rng = primal_rng(seed)
+    shape = (dims["vocab"], dims["d_model"])
+    return {"table": rng.normal(0.0, TABLE_STD, size=shape).astype(np.float32)}
+
+
+def _forward(dims: Dims, arrays: Arrays) -> dict[str, np.ndarray]:
+    return {"out": ref.embed_lookup(arrays["tokens"], arrays["table"])}
+
+
 SPECS = [
     _lookup_spec(
         "embed_lookup",
@@ -152,6 +181,16 @@ SPECS = [
     ),
     KernelSpec(
         name="embed_backward",
+        small_dims=SMALL_DIMS,
+        gradient=GradLink(
+            forward_ref=_forward,
+            upstream={"out": "grad_out"},
+            wrt={"grad_table": "table"},
+            primals=_primals,
+            forward_kernel="embed_lookup",
+            grad_dims=GRAD_DIMS,
+            doc="L = <grad_out, table[tokens]>",
+        ),
         file=FILE,
         dims=DIMS,
         buffers=_backward_buffers,

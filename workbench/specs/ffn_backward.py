@@ -12,8 +12,18 @@ or its value is not finite in f32; elsewhere it is the float64 mathematics.
 
 from __future__ import annotations
 
-from workbench.specs.activation import DIMS, flat, grid, n_uniform, per_element_cost, randn
-from workbench.specs.base import Dims, KernelSpec, Tol
+import numpy as np
+
+from workbench.specs.activation import (
+    DIMS,
+    SMALL_DIMS,
+    flat,
+    grid,
+    n_uniform,
+    per_element_cost,
+    randn,
+)
+from workbench.specs.base import Arrays, Dims, GradLink, KernelSpec, Tol
 from workbench.specs.refs import activation as ref
 
 FILE = "09_backward_ffn.wgsl"
@@ -61,9 +71,27 @@ def _swiglu_reference(dims: Dims, arrays) -> dict:
     return {"grad_gate": grad_gate, "grad_up": grad_up}
 
 
+def _gelu_forward(dims: Dims, arrays: Arrays) -> dict[str, np.ndarray]:
+    return {"x": ref.gelu(arrays["pre_gelu"])}
+
+
+def _swiglu_forward(dims: Dims, arrays: Arrays) -> dict[str, np.ndarray]:
+    return {"hidden": ref.swiglu(arrays["gate"], arrays["up"])}
+
+
 SPECS = [
     KernelSpec(
         name="ffn_gelu_backward",
+        small_dims=SMALL_DIMS,
+        gradient=GradLink(
+            forward_ref=_gelu_forward,
+            upstream={"x": "grad_hidden"},
+            wrt={"grad_pre": "pre_gelu"},
+            forward_kernel="gelu_inplace",
+            forward_inputs={"x": "pre_gelu"},
+            grad_dims=SMALL_DIMS,
+            doc="L = <grad_hidden, gelu(pre_gelu)>",
+        ),
         file=FILE,
         dims=DIMS,
         buffers=lambda dims: flat(dims, "grad_hidden", "pre_gelu", "grad_pre"),
@@ -84,6 +112,15 @@ SPECS = [
     ),
     KernelSpec(
         name="ffn_swiglu_backward",
+        small_dims=SMALL_DIMS,
+        gradient=GradLink(
+            forward_ref=_swiglu_forward,
+            upstream={"hidden": "grad_hidden"},
+            wrt={"grad_gate": "gate", "grad_up": "up"},
+            forward_kernel="swiglu_combine",
+            grad_dims=SMALL_DIMS,
+            doc="L = <grad_hidden, silu(gate) * up>",
+        ),
         file=FILE,
         dims=DIMS,
         buffers=lambda dims: flat(dims, "grad_hidden", "gate", "up", "grad_gate", "grad_up"),

@@ -16,7 +16,17 @@ import math
 import numpy as np
 
 from workbench.errors import UserError
-from workbench.specs.base import Arrays, Buffer, Cost, Dim, Dims, KernelSpec, Tol
+from workbench.specs.base import (
+    Arrays,
+    Buffer,
+    Cost,
+    Dim,
+    Dims,
+    GradLink,
+    KernelSpec,
+    Tol,
+    primal_rng,
+)
 from workbench.specs.refs import rope as ref
 
 FILE = "11_rope.wgsl"
@@ -91,11 +101,40 @@ def _check_even(dims: Dims) -> None:
         raise UserError(f"RoPE rotates pairs: head_dim must be even, got {dims['head_dim']}")
 
 
+# 24 positions from 7 on, 16-wide heads: eight frequencies, angles from 0.005 to 30 rad.
+SMALL_DIMS = {"seq": 24, "head_dim": 16, "pos_offset": 7}
+
+
+def _gradient(primal: str, heads: str, small: Dims) -> GradLink:
+    """rope_q_backward (primal Q) or rope_k_backward (K): L = <d<primal>, rope(<primal>)>, and
+    the kernel turns the upstream gradient into dL/d<primal> in place."""
+
+    def primals(dims: Dims, seed: int) -> dict[str, np.ndarray]:
+        shape = (dims["seq"], dims[heads], dims["head_dim"])
+        return {primal: primal_rng(seed).standard_normal(shape).astype(np.float32)}
+
+    def forward(dims: Dims, arrays: Arrays) -> dict[str, np.ndarray]:
+        return {primal: ref.rope_forward(arrays[primal], dims["pos_offset"], ROPE_BASE)}
+
+    grad = f"d{primal}"
+    return GradLink(
+        forward_ref=forward,
+        upstream={primal: grad},
+        wrt={grad: primal},
+        primals=primals,
+        forward_kernel=f"rope_{primal.lower()}",
+        grad_dims=small,
+        doc=f"L = <{grad}, rope({primal})>: the kernel turns the upstream {grad} into "
+        f"dL/{grad} in place",
+    )
+
+
 def _rope_spec(
-    name: str, binding: str, heads: str, default_heads: int, backward: bool
+    name: str, binding: str, heads: str, default_heads: int, small_heads: int, backward: bool
 ) -> KernelSpec:
     """The four kernels differ only in the binding's name, the head count and the direction."""
     apply = ref.rope_backward if backward else ref.rope_forward
+    small = {**SMALL_DIMS, heads: small_heads}
 
     def buffers(dims: Dims) -> dict[str, Buffer]:
         _check_even(dims)
@@ -130,6 +169,8 @@ def _rope_spec(
     what = "dL/dx = R(angle)^T dL/dx'" if backward else "x' = R(angle) x"
     return KernelSpec(
         name=name,
+        small_dims=small,
+        gradient=_gradient(binding.removeprefix("d"), heads, small) if backward else None,
         file=FILE,
         dims=_dims(heads, default_heads),
         buffers=buffers,
@@ -153,8 +194,8 @@ def _rope_spec(
 
 
 SPECS = [
-    _rope_spec("rope_q", "Q", "n_heads", 12, backward=False),
-    _rope_spec("rope_k", "K", "n_kv_heads", 4, backward=False),
-    _rope_spec("rope_q_backward", "dQ", "n_heads", 12, backward=True),
-    _rope_spec("rope_k_backward", "dK", "n_kv_heads", 4, backward=True),
+    _rope_spec("rope_q", "Q", "n_heads", 12, 3, backward=False),
+    _rope_spec("rope_k", "K", "n_kv_heads", 4, 2, backward=False),
+    _rope_spec("rope_q_backward", "dQ", "n_heads", 12, 3, backward=True),
+    _rope_spec("rope_k_backward", "dK", "n_kv_heads", 4, 2, backward=True),
 ]

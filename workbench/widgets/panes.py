@@ -22,7 +22,6 @@ from textual.widgets import DataTable, Input, Select, Static
 from workbench import closeness
 from workbench.closeness import name_index
 from workbench.session import Case, Run
-from workbench.specs.grads import grad_link
 from workbench.units import fmt_bytes, fmt_ms, fmt_num, fmt_rate
 from workbench.widgets.array_view import ArrayView
 from workbench.widgets.plots import heatmap, histogram, legend, line_plot
@@ -421,7 +420,7 @@ class GradientsPane(VerticalScroll):
             intro = (
                 "press g to check gradients: the analytic gradients this backward kernel computes "
                 "against central finite differences of its float64 forward"
-                if spec is not None and grad_link(spec.name) is not None
+                if spec is not None and spec.gradient is not None
                 else "no gradient check: this kernel has no forward/backward link in its spec"
             )
         else:
