@@ -20,8 +20,9 @@ from workbench.errors import UserError
 from workbench.gpu.uniforms import pack_uniform
 from workbench.pipelines import exprs
 from workbench.pipelines.model import Branch, Pipeline, PipelineError, StepDef
+from workbench.planning import shipped_corpus
 from workbench.recipes import make_input
-from workbench.session import Session, shipped_corpus
+from workbench.session import Session
 from workbench.specs.base import Buffer, KernelSpec
 from workbench.wgsl.corpus import Kernel
 
