@@ -60,7 +60,9 @@ def make_input(
     raise UserError(f"{what}: unknown input recipe {recipe!r}; use one of {', '.join(RECIPES)}")
 
 
-def _load_npy(path: str, shape: tuple[int, ...], dtype: str, what: str) -> np.ndarray:
+def _load_npy(
+    path: str, shape: tuple[int, ...], dtype: str | np.dtype[Any], what: str
+) -> np.ndarray:
     p = Path(path).expanduser()
     try:
         arr = np.load(p, allow_pickle=False)

@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from workbench.closeness import Comparison, Override, compare, tolerance_for
-from workbench.errors import CompileError, LimitError, WorkbenchError
+from workbench.errors import CompileError, LimitError, UserError, WorkbenchError
 from workbench.gpu.adapters import AdapterInfo, choose_adapter, list_adapters
 from workbench.gpu.device import Bound, BufferPlan, DeviceBuffer, GpuContext
 from workbench.gpu.roofline import Roofline, roofline
@@ -41,7 +41,7 @@ from workbench.planning import (
 from workbench.specs.base import KernelSpec
 from workbench.specs.described import load_descriptions
 from workbench.wgsl.corpus import Corpus, Kernel, load_corpus
-from workbench.wgsl.reflect import subgroup_width_constants
+from workbench.wgsl.reflect import EntryPoint, subgroup_width_constants
 
 __all__ = [
     "ADHOC_N",
@@ -366,7 +366,7 @@ class Session:
     # -- running -------------------------------------------------------------------------------
     def _compile(self, kernel: Kernel, overrides: Mapping[str, float] | None = None) -> Any:
         text, smap = kernel.assemble(self.adapter.features)
-        ep = kernel.entry_point
+        ep = _entry(kernel)
         return self.gpu.compile(
             text, smap, ep.name, ep.bindings, kernel.file, dict(overrides or {})
         )
@@ -378,16 +378,11 @@ class Session:
         plans = []
         for p in case.bindings:
             if p.role == "uniform":
-                data = pack_uniform(p.binding.type, case.uniforms.get(p.name), p.name)
-                plans.append(BufferPlan(p.binding, len(data), data, False))
+                packed = pack_uniform(p.binding.type, case.uniforms.get(p.name), p.name)
+                plans.append(BufferPlan(p.binding, len(packed), packed, False))
             else:
                 arr = case.inputs.get(p.name)
-                # A byte view, not a copy: big inputs would otherwise be copied on every run.
-                data = (
-                    memoryview(np.ascontiguousarray(arr).reshape(-1).view(np.uint8))
-                    if arr is not None
-                    else None
-                )
+                data = _bytes_of(arr) if arr is not None else None
                 plans.append(BufferPlan(p.binding, p.nbytes, data, p.role != "input"))
         return plans, check_case_limits(case, self.adapter)
 
@@ -506,12 +501,7 @@ class Session:
 
     def upload(self, buf: DeviceBuffer, array: np.ndarray | None) -> None:
         """Replace a device buffer's contents with `array`'s bytes (None: zeros)."""
-        data = (
-            None
-            if array is None
-            else memoryview(np.ascontiguousarray(array).reshape(-1).view(np.uint8))
-        )
-        self.gpu.write(buf, data)
+        self.gpu.write(buf, _bytes_of(array) if array is not None else None)
 
     def download(self, bufs: Mapping[str, DeviceBuffer]) -> dict[str, memoryview]:
         """The bytes of each device buffer."""
@@ -527,7 +517,7 @@ class Session:
         """Dispatch `kernel` once over device buffers (by the kernel's binding names) with
         `uniforms` packed by its declared types; returns (ms, "timestamp" or "wall")."""
         self.gpu.require_features(kernel.features, kernel.name)
-        ep = kernel.entry_point
+        ep = _entry(kernel)
         uniform_plans = []
         for b in ep.bindings:
             if b.space == "uniform":
@@ -539,6 +529,18 @@ class Session:
         folded = self.gpu.check_limits(sized, ep.workgroup_size, grid, kernel.name, entry=ep)
         program = self._compile(kernel)
         return self.gpu.dispatch_on(program, uniform_plans, dict(storage), folded)
+
+
+def _entry(kernel: Kernel) -> EntryPoint:
+    """The kernel's entry point; UserError for a kernel reflection found none in."""
+    if kernel.entry_point is None:
+        raise UserError(f"{kernel.file}:{kernel.name}: no @compute entry point could be reflected")
+    return kernel.entry_point
+
+
+def _bytes_of(array: np.ndarray) -> memoryview:
+    """An array's bytes as a view, not a copy: big inputs would otherwise be copied every run."""
+    return np.ascontiguousarray(array).reshape(-1).view(np.uint8).data
 
 
 def _shared_context(adapter: AdapterInfo) -> GpuContext:
