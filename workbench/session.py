@@ -20,7 +20,14 @@ from typing import Any
 
 import numpy as np
 
-from workbench.closeness import Comparison, Override, compare, tolerance_for
+from workbench.closeness import (
+    Comparison,
+    Override,
+    ToleranceError,
+    compare,
+    tolerance_for,
+    validate_tolerance,
+)
 from workbench.errors import CompileError, LimitError, UserError, WorkbenchError
 from workbench.gpu.adapters import AdapterInfo, choose_adapter, list_adapters
 from workbench.gpu.device import Bound, BufferPlan, DeviceBuffer, GpuContext
@@ -39,7 +46,7 @@ from workbench.planning import (
     shipped_corpus,
 )
 from workbench.specs.base import KernelSpec
-from workbench.specs.described import load_descriptions
+from workbench.specs.described import DescriptionError, load_descriptions
 from workbench.wgsl.corpus import Corpus, Kernel, load_corpus
 from workbench.wgsl.reflect import EntryPoint, subgroup_width_constants
 
@@ -281,7 +288,10 @@ class Session:
     def described(self) -> dict[str, KernelSpec]:
         """The specs the corpus's workbench.toml describes (loaded, and checked, on first use)."""
         if self._described is None:
-            self._described = load_descriptions(self.corpus)
+            described = load_descriptions(self.corpus)
+            for spec in described.values():
+                _check_tolerances(spec)
+            self._described = described
         return self._described
 
     def kernel(self, name: str) -> Kernel:
@@ -529,6 +539,16 @@ class Session:
         folded = self.gpu.check_limits(sized, ep.workgroup_size, grid, kernel.name, entry=ep)
         program = self._compile(kernel)
         return self.gpu.dispatch_on(program, uniform_plans, dict(storage), folded)
+
+
+def _check_tolerances(spec: KernelSpec) -> None:
+    """A described kernel's tolerances through the one validator (DescriptionError, one line)."""
+    where = f"{spec.described}: kernels.{spec.name}.reference"
+    for tol in spec.tolerances.values():
+        try:
+            validate_tolerance(tol.rtol, tol.atol, labels=(f"{where}.rtol", f"{where}.atol"))
+        except ToleranceError as exc:
+            raise DescriptionError(str(exc)) from None
 
 
 def _entry(kernel: Kernel) -> EntryPoint:

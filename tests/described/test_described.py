@@ -157,3 +157,19 @@ def test_check_all_counts_verdicts(tmp_path: Path, cli) -> None:
     assert data["verdicts"] == {"pass": 1, "fail": 0, "ran": 1, "no_work": 1, "error": 0}
     verdicts = {k["kernel"]: k["verdict"] for k in data["kernels"]}
     assert verdicts == {"matmul": "pass", "rownorm": "ran", "rownorm_bwd": "no_work"}
+
+
+def test_described_tolerances_go_through_the_one_validator(tmp_path: Path, cli) -> None:
+    for bad, why in (
+        ("rtol = nan", "reference.rtol must be a finite number >= 0, got nan"),
+        ("rtol = 1e300", "reference.rtol = 1e+300 is over 1"),
+        ("atol = -1", "reference.atol must be a finite number >= 0, got -1.0"),
+    ):
+        key = bad.split(" ")[0]
+        toml = MATMUL_TOML.replace(f"{key} = 1e-5", bad)
+        assert toml != MATMUL_TOML
+        root = matmul_corpus(tmp_path / key, toml=toml)
+        res = cli("run", "matmul", "--corpus", str(root), "--reps", "0")
+        assert res.rc == 2, res.err
+        lines = res.err.strip().splitlines()
+        assert len(lines) == 1 and why in lines[0] and "workbench.toml" in lines[0], res.err
