@@ -161,9 +161,9 @@ def test_check_all_counts_verdicts(tmp_path: Path, cli) -> None:
 
 def test_described_tolerances_go_through_the_one_validator(tmp_path: Path, cli) -> None:
     for bad, why in (
-        ("rtol = nan", "reference.rtol must be a finite number >= 0, got nan"),
-        ("rtol = 1e300", "reference.rtol = 1e+300 is over 1"),
-        ("atol = -1", "reference.atol must be a finite number >= 0, got -1.0"),
+        ("rtol = nan", "reference.rtol: must be a finite number >= 0, got nan"),
+        ("rtol = 1e300", "reference.rtol: 1e+300 is over 1"),
+        ("atol = -1", "reference.atol: must be a finite number >= 0, got -1.0"),
     ):
         key = bad.split(" ")[0]
         toml = MATMUL_TOML.replace(f"{key} = 1e-5", bad)
