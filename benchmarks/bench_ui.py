@@ -86,12 +86,19 @@ def first_paint(adapter: str | None, limit: float = 60.0) -> tuple[float, float]
 
 # -- helpers for the in-process measurements -----------------------------------------------------
 async def _settle(app, limit: float = 300.0) -> None:
+    """Wait until no worker of the app is in flight, twice in a row (a handler may start one)."""
+    from textual.worker import WorkerState
+
+    def in_flight() -> bool:
+        return any(w.state in (WorkerState.PENDING, WorkerState.RUNNING) for w in app.workers)
+
     t0 = time.perf_counter()
-    await asyncio.sleep(0.05)
-    while not app.main.settled:
+    quiet = 0
+    while quiet < 2:
+        await asyncio.sleep(0.05)
+        quiet = 0 if in_flight() else quiet + 1
         if time.perf_counter() - t0 > limit:
             raise SystemExit("the app did not settle")
-        await asyncio.sleep(0.01)
 
 
 async def _key(app, key: str, until, limit: float = 600.0) -> float:

@@ -42,6 +42,7 @@ LAYERS: dict[str, int] = {
     "workbench.widgets": 8,
     "workbench.ui": 8,
     "workbench.viewmodel": 8,
+    "workbench.messages": 8,
     "workbench.__main__": 8,
 }
 LAYER_NAMES = {
@@ -63,6 +64,7 @@ UI = (
     "workbench.widgets",
     "workbench.ui",
     "workbench.viewmodel",
+    "workbench.messages",
 )
 GPU = ("wgpu", "workbench.gpu")
 # The device itself (wgpu, GpuContext): only the gpu layer and the session reach it.

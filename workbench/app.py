@@ -6,7 +6,8 @@ the command palette. The main screen (screens/main.py) owns the per-kernel loop.
 the GPU only through `workbench.session`; it never imports wgpu.
 
 First paint does not wait for the GPU: the corpus is read and the adapter opened in a worker
-thread, and the kernel view fills in when they are ready.
+thread, which reports back with messages (`workbench.messages`); the kernel view fills in when
+they arrive.
 
 Snapshot mode (`snapshot=True` or WORKBENCH_SNAPSHOT=1) fixes the adapter name and the corpus path
 shown, masks every timing, and stops cursors blinking, so screenshots do not change between runs.
@@ -26,21 +27,35 @@ from textual.app import App
 from textual.binding import Binding
 from textual.screen import Screen
 
-from workbench.commands import WorkbenchCommands
+from workbench.commands import WorkbenchCommands, bindings
 from workbench.errors import WorkbenchError
 from workbench.fixtures import ReplayResult
-from workbench.screens.fixtures import FixturesScreen
-from workbench.screens.main import MainScreen, build_case
-from workbench.screens.modals import (
-    AdapterScreen,
-    CheckAllScreen,
-    ConfirmScreen,
-    HelpScreen,
-    LoadNpyScreen,
-    SaveFixtureScreen,
+from workbench.messages import (
+    AdapterFailed,
+    AdapterSwitched,
+    CorpusLoaded,
+    CorpusReloaded,
+    FixtureExists,
+    FixtureNotSaved,
+    FixtureSaved,
+    OpenFailed,
+    Opening,
+    ReloadFailed,
+    SessionOpened,
 )
-from workbench.session import Run, Session
-from workbench.widgets.browser import kernel_key
+from workbench.screens.adapters import AdapterScreen
+from workbench.screens.check_all import CheckAllScreen
+from workbench.screens.confirm import ConfirmScreen
+from workbench.screens.fixtures import FixturesScreen
+from workbench.screens.help import HelpScreen
+from workbench.screens.load_npy import LoadNpyScreen
+from workbench.screens.main import MainScreen
+from workbench.screens.save_fixture import SaveFixtureScreen
+from workbench.session import Case, Run, Session
+from workbench.viewmodel.cases import build_case
+from workbench.viewmodel.form import default_form
+from workbench.viewmodel.keys import key
+from workbench.viewmodel.status import kernel_key
 
 POLL_S = 1.0
 SNAPSHOT_ADAPTER = "GPU adapter (snapshot mode)"
@@ -56,10 +71,7 @@ class WorkbenchApp(App[None]):
     TITLE = "workbench"
     CSS_PATH = "app.tcss"
     COMMANDS = App.COMMANDS | {WorkbenchCommands}
-    BINDINGS: ClassVar[list[Binding]] = [
-        Binding("q", "quit", "Quit", id="quit"),
-        Binding("question_mark,f1", "help", "Help", id="help"),
-    ]
+    BINDINGS: ClassVar[list[Binding]] = bindings("app")
 
     def __init__(
         self,
@@ -128,26 +140,38 @@ class WorkbenchApp(App[None]):
         try:
             corpus = load_corpus(self.corpus_path)
             self._mtimes = self._scan(corpus.root)
-            self.call_from_thread(self.main.show_corpus, corpus)
+            self.post_message(CorpusLoaded(corpus))
             adapter = Session.choose_adapter(self.adapter_selector)
-            self.opening = f"opening {adapter.label}…"
-            self.call_from_thread(self.main.update_topbar)
+            self.post_message(Opening(f"opening {adapter.label}…"))
             session = Session.on_adapter(corpus, adapter)
             with self.gpu_lock:
                 session.open_device()  # now, not at the first run
         except WorkbenchError as exc:
-            self.opening = "no adapter"
-            self.call_from_thread(self.main.fatal, str(exc))
+            self.post_message(OpenFailed(str(exc), "no adapter"))
             return
         except Exception as exc:  # a bug below the UI: say so in the view, not as a crash
-            self.opening = "failed"
-            self.call_from_thread(self.main.fatal, f"internal error: {type(exc).__name__}: {exc}")
+            self.post_message(OpenFailed(f"internal error: {type(exc).__name__}: {exc}", "failed"))
             return
-        self.session = session
-        self.call_from_thread(self._session_opened)
+        self.post_message(SessionOpened(session))
 
-    async def _session_opened(self) -> None:
-        if self.session is not None and self.session.adapter.is_cpu:
+    @on(CorpusLoaded)
+    def _corpus_loaded(self, message: CorpusLoaded) -> None:
+        self.main.show_corpus(message.corpus)
+
+    @on(Opening)
+    def _opening(self, message: Opening) -> None:
+        self.opening = message.line
+        self.main.update_topbar()
+
+    @on(OpenFailed)
+    def _open_failed(self, message: OpenFailed) -> None:
+        self.opening = message.state
+        self.main.fatal(message.error)
+
+    @on(SessionOpened)
+    async def _session_opened(self, message: SessionOpened) -> None:
+        self.session = message.session
+        if self.session.adapter.is_cpu:
             # On a CPU adapter the kernels run on the cores the UI draws with; animation frames
             # (the tab underline slides over 0.3 s) then delay keys by hundreds of ms.
             self.animation_level = "none"
@@ -181,11 +205,16 @@ class WorkbenchApp(App[None]):
             with self.gpu_lock:
                 session.reload()
         except Exception as exc:  # a file the reader chokes on must not end the session
-            self.call_from_thread(self.notify, f"reload failed: {exc}", severity="error")
-            self._reloading = False
+            self.post_message(ReloadFailed(str(exc)))
             return
-        self.call_from_thread(self._reloaded)
+        self.post_message(CorpusReloaded())
 
+    @on(ReloadFailed)
+    def _reload_failed(self, message: ReloadFailed) -> None:
+        self._reloading = False
+        self.notify(f"reload failed: {message.error}", severity="error")
+
+    @on(CorpusReloaded)
     async def _reloaded(self) -> None:
         self._reloading = False
         await self.main.corpus_reloaded()
@@ -209,7 +238,7 @@ class WorkbenchApp(App[None]):
     def _adapter_chosen(self, index: int | None) -> None:
         if index is None or self.session is None or index == self.session.adapter.index:
             return
-        self.main.query_one("VerdictBar").busy("opening the adapter…", None)
+        self.main.verdict_bar.busy("opening the adapter…", None)
         self._switch(self.session, index)
 
     @work(thread=True, exclusive=True, group="open")
@@ -220,11 +249,19 @@ class WorkbenchApp(App[None]):
                 new = session.with_adapter(index)
                 new.open_device()  # fail here, with a message, not at the next run
         except WorkbenchError as exc:
-            self.call_from_thread(self.notify, str(exc), severity="error", title="adapter")
-            self.call_from_thread(self.main.refresh_view)
+            self.post_message(AdapterFailed(str(exc)))
             return
-        self.session = new
-        self.call_from_thread(self.main.adapter_switched, old)
+        self.post_message(AdapterSwitched(new, old))
+
+    @on(AdapterFailed)
+    def _adapter_failed(self, message: AdapterFailed) -> None:
+        self.notify(message.error, severity="error", title="adapter")
+        self.main.refresh_view()
+
+    @on(AdapterSwitched)
+    async def _adapter_switched(self, message: AdapterSwitched) -> None:
+        self.session = message.session
+        await self.main.adapter_switched(message.old)
 
     # -- fixtures ------------------------------------------------------------------------------
     def fixtures_folder(self) -> Path:
@@ -273,9 +310,11 @@ class WorkbenchApp(App[None]):
 
     def action_save_fixture(self) -> None:
         run = self.main.current_run()
-        st = self.main.states.get(self.main.current or "")
+        st = self.main.current_state()
         if run is None or st is None or st.stale:
-            self.notify("run the kernel first (r): a fixture records a run", severity="warning")
+            self.notify(
+                f"run the kernel first ({key('run')}): a fixture records a run", severity="warning"
+            )
             return
         dims = "-".join(f"{k}{v}" for k, v in run.case.dims.items())
         default = f"{run.case.name}-{dims}" if dims else run.case.name
@@ -294,32 +333,41 @@ class WorkbenchApp(App[None]):
         try:
             written = record_fixture(run, path, note=note, force=force)
         except FileExistsError:
-            self.call_from_thread(self._ask_overwrite, run, path, note)
+            self.post_message(FixtureExists(run, path, note))
             return
         except (WorkbenchError, OSError) as exc:
-            self.call_from_thread(self.notify, f"not saved: {exc}", severity="error")
+            self.post_message(FixtureNotSaved(str(exc)))
             return
-        self.call_from_thread(self.notify, f"saved {written}", title="fixture")
+        self.post_message(FixtureSaved(written))
 
-    def _ask_overwrite(self, run: Run, path: Path, note: str) -> None:
+    @on(FixtureSaved)
+    def _saved(self, message: FixtureSaved) -> None:
+        self.notify(f"saved {message.path}", title="fixture")
+
+    @on(FixtureNotSaved)
+    def _not_saved(self, message: FixtureNotSaved) -> None:
+        self.notify(f"not saved: {message.error}", severity="error")
+
+    @on(FixtureExists)
+    def _ask_overwrite(self, message: FixtureExists) -> None:
         def answered(yes: bool | None) -> None:
             if yes:
-                self._record(run, path, note, True)
+                self._record(message.run, message.path, message.note, True)
             else:
                 self.notify("kept the existing fixture")
 
-        self.push_screen(ConfirmScreen(f"{path.name} exists. Overwrite it?"), answered)
+        self.push_screen(ConfirmScreen(f"{message.path.name} exists. Overwrite it?"), answered)
 
     # -- inputs --------------------------------------------------------------------------------
     def action_load_npy(self) -> None:
-        names = self.main.input_names()
+        names = self.main.form.input_names()
         if not names:
             self.notify("this kernel has no input binding to fill")
             return
 
         def chosen(answer: tuple[str, str] | None) -> None:
             if answer is not None:
-                self.main.set_recipe(answer[0], f"npy:{answer[1]}")
+                self.main.form.set_recipe(answer[0], f"npy:{answer[1]}")
 
         self.push_screen(LoadNpyScreen(names, blink=not self.snapshot), chosen)
 
@@ -329,7 +377,6 @@ class WorkbenchApp(App[None]):
         if session is None:
             self.notify("the adapter is still opening")
             return
-        main = self.main
         cases = []
         for k in session.corpus.kernels:
             try:
@@ -338,13 +385,11 @@ class WorkbenchApp(App[None]):
                 continue
             if spec is None:
                 continue
-            st = main.states.get(kernel_key(k))
-            form = st.form if st is not None else None
+            st = self.main.states.get(kernel_key(k))
+            form = st.form if st is not None else default_form(spec)
 
-            def make(k=k, spec=spec, form=form):
-                from workbench.widgets.case_form import default_form
-
-                return build_case(session, k, spec, form or default_form(spec))
+            def make(k=k, spec=spec, form=form) -> Case:
+                return build_case(session, k, spec, form)
 
             cases.append((k.name, make))
         self.push_screen(CheckAllScreen(session, self.gpu_lock, cases))

@@ -1,5 +1,5 @@
-"""The workbench's commands in the command palette (ctrl+p): run, bench, gradcheck, check all,
-fixtures, adapters, reload, edit, help, and "open kernel …" for every kernel of the corpus.
+"""The workbench's bindings and its commands in the command palette (ctrl+p), both built from the
+one registry of keys (`workbench.viewmodel.keys`), plus "Open kernel …" for every kernel.
 
 Textual's own commands (themes, keys, screenshot, quit) stay in the palette beside these.
 """
@@ -7,68 +7,53 @@ Textual's own commands (themes, keys, screenshot, quit) stay in the palette besi
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from functools import partial
+from typing import TYPE_CHECKING, Any
 
+from textual.binding import Binding
 from textual.command import DiscoveryHit, Hit, Hits, Provider
+
+from workbench.viewmodel.keys import Key, bound, commands, palette_help
+from workbench.viewmodel.status import kernel_key
 
 if TYPE_CHECKING:
     from workbench.app import WorkbenchApp
 
 
+def bindings(scope: str) -> list[Binding]:
+    """The Textual bindings of one scope ("main": the main screen, "app": the app)."""
+    return [
+        Binding(k.keys, k.action, k.label, show=k.show, id=k.id, tooltip=k.help)
+        for k in bound(scope)
+    ]
+
+
 class WorkbenchCommands(Provider):
     """Every action of the workbench, searchable by name."""
 
-    def _commands(self) -> list[tuple[str, str, Callable[[], object]]]:
+    def _callback(self, entry: Key) -> Callable[[], Any]:
         app: WorkbenchApp = self.app  # type: ignore[assignment]
-        main = app.main
-        cmds: list[tuple[str, str, Callable[[], object]]] = [
-            ("Run kernel", "dispatch once and compare with the reference (r)", main.action_run),
-            ("Bench kernel", "20 timed dispatches after 2 warm-ups (b)", main.action_bench),
-            (
-                "Gradient check",
-                "finite differences against the backward kernel (g)",
-                main.action_gradcheck,
-            ),
-            (
-                "Check all kernels",
-                "every check of every spec'd kernel, one row each",
-                app.action_check_all,
-            ),
-            ("Save fixture", "record this case and its outputs (f)", app.action_save_fixture),
-            ("Open fixtures", "list and replay recorded fixtures (x)", app.action_open_fixtures),
-            ("Switch adapter", "run on another GPU adapter (a)", app.action_switch_adapter),
-            ("Reload corpus", "re-read every WGSL file now", app.action_reload),
-            ("Edit kernel", "open the kernel's file in $EDITOR at its line (e)", main.action_edit),
-            ("Load .npy into an input", "fill an input binding from a file", app.action_load_npy),
-            (
-                "Toggle assembled module",
-                "Source: the file or the module the GPU compiles (m)",
-                main.action_toggle_module,
-            ),
-            ("Help", "keys, marks and recipes (?)", app.action_help),
-        ]
-        for tab in ("outputs", "diff", "gradients", "timing", "source", "bindings"):
-            cmds.append((f"Show {tab.title()} tab", "", lambda tab=tab: main.action_tab(tab)))
+        target = app.main if entry.scope == "main" else app
+        return partial(target.run_action, entry.action)
+
+    def _commands(self) -> list[tuple[str, str, Callable[[], Any], bool]]:
+        """(name, help, callback, listed before anything is typed) of every command."""
+        app: WorkbenchApp = self.app  # type: ignore[assignment]
+        cmds = [(k.command, palette_help(k), self._callback(k), k.listed) for k in commands()]
         if app.session is not None:
             for k in app.session.corpus.kernels:
-                key = f"{k.file}:{k.name}"
-                cmds.append(
-                    (
-                        f"Open kernel {k.name}",
-                        k.file,
-                        lambda key=key: main.query_one("KernelBrowser").select(key),
-                    )
-                )
+                select = partial(app.main.browser.select, kernel_key(k))
+                cmds.append((f"Open kernel {k.name}", k.file, select, False))
         return cmds
 
     async def discover(self) -> Hits:
-        for name, help_text, callback in self._commands():
-            if not name.startswith("Open kernel") and not name.startswith("Show "):
+        for name, help_text, callback, listed in self._commands():
+            if listed:
                 yield DiscoveryHit(name, callback, help=help_text)
 
     async def search(self, query: str) -> Hits:
         matcher = self.matcher(query)
-        for name, help_text, callback in self._commands():
+        for name, help_text, callback, _ in self._commands():
             score = matcher.match(name)
             if score > 0:
                 yield Hit(score, matcher.highlight(name), callback, help=help_text)

@@ -9,7 +9,13 @@ import numpy as np
 import pytest
 
 from workbench.checks import check_case, parse_injection
-from workbench.checks.special import VALUES, Injection, default_injections, positions
+from workbench.checks.special import (
+    VALUES,
+    Injection,
+    default_injections,
+    positions,
+    spread_specials,
+)
 from workbench.errors import UserError
 
 from .conftest import replace_once
@@ -49,6 +55,22 @@ def test_default_injections_skip_integers_and_saved(session):
     )
     assert {i.binding for i in default_injections(attn)} == {"Q", "K", "V", "dO"}
     assert len(default_injections(attn)) == 4 * len(VALUES)
+
+
+def test_spread_specials_writes_each_value_once_into_float_inputs(session):
+    embed = session.case("embed_backward", dims={"seq": 4, "d_model": 8, "vocab": 16})
+    before = {k: v.copy() for k, v in embed.inputs.items()}
+    touched = spread_specials(embed)
+    assert touched == ["grad_out"]  # the token ids are integers: left alone
+    np.testing.assert_array_equal(embed.inputs["tokens"], before["tokens"])
+    flat = embed.inputs["grad_out"].reshape(-1)
+    pos = np.linspace(0, flat.size - 1, len(VALUES)).astype(np.int64)
+    expected = np.array(list(VALUES.values()), dtype=np.float32)
+    np.testing.assert_array_equal(flat[pos], expected)  # NaN == NaN, -0 == +0 here
+    assert np.signbit(flat[pos[4]]) and not np.signbit(flat[pos[3]])
+    rest = np.setdiff1d(np.arange(flat.size), pos)
+    np.testing.assert_array_equal(flat[rest], before["grad_out"].reshape(-1)[rest])
+    assert "special values written into grad_out" in embed.notes
 
 
 def test_shipped_kernel_follows_its_special_rule(session):

@@ -15,15 +15,13 @@ from textual.widgets import DataTable, Static, TabbedContent
 
 from workbench.app import WorkbenchApp
 from workbench.gpu.adapters import list_adapters
+from workbench.screens.adapters import AdapterScreen
+from workbench.screens.check_all import CheckAllScreen
+from workbench.screens.confirm import ConfirmScreen
 from workbench.screens.fixtures import FixturesScreen
-from workbench.screens.modals import (
-    AdapterScreen,
-    CheckAllScreen,
-    ConfirmScreen,
-    HelpScreen,
-    LoadNpyScreen,
-    SaveFixtureScreen,
-)
+from workbench.screens.help import HelpScreen
+from workbench.screens.load_npy import LoadNpyScreen
+from workbench.screens.save_fixture import SaveFixtureScreen
 from workbench.widgets.array_view import ArrayView
 from workbench.widgets.browser import KernelBrowser
 
@@ -32,9 +30,9 @@ from .conftest import (
     SWIGLU,
     open_at,
     open_kernel,
+    post_key,
     press_settled,
     run_async,
-    send_key,
     settle,
     type_into,
     verdict,
@@ -274,11 +272,14 @@ async def test_keys_answer_and_escape_cancels_while_running() -> None:
         # attention_backward at seq 128 is one dispatch of several seconds on lavapipe.
         await open_at(pilot, "10_backward_attention.wgsl:attention_backward", seq="128")
         tabs = app.main.query_one(TabbedContent)
-        await send_key(pilot, "r", lambda: app.main.busy == "run")
-        await send_key(pilot, "6", lambda: tabs.active == "tab-bindings")
-        assert app.main.busy == "run" and "esc cancels" in verdict(app)
-        await send_key(pilot, "escape", lambda: "cancelling" in verdict(app))
-        assert app.main.busy == "run"
+        # The test holds the GPU lock, so the run stays in flight until escape has been handled
+        # however loaded the machine is: behaviour is asserted here, latency in bench_ui.py.
+        with app.gpu_lock:
+            await post_key(pilot, "r", lambda: app.main.busy == "run")
+            await post_key(pilot, "6", lambda: tabs.active == "tab-bindings")
+            assert app.main.busy == "run" and "esc cancels" in verdict(app)
+            await post_key(pilot, "escape", lambda: "cancelling" in verdict(app))
+            assert app.main.busy == "run"
         await settle(pilot)
         assert app.main.busy is None
         assert app.main.current_run() is None  # the cancelled run's results are not shown
@@ -346,10 +347,8 @@ async def test_check_all_lists_every_spec_kernel(tmp_path: Path) -> None:
         await pilot.press("enter")
         await pilot.pause()
         assert isinstance(app.screen, CheckAllScreen)
-        for _ in range(1200):
-            await pilot.pause(0.05)
-            if app.screen.done:
-                break
+        await settle(pilot)
+        assert app.screen.done
         table = app.screen.query_one(DataTable)
         assert table.row_count == 2
         rows = [table.get_row_at(i) for i in range(2)]

@@ -357,3 +357,23 @@ def _in_range(ref: np.ndarray, dtype: np.dtype) -> np.ndarray:
     big = float(np.finfo(dtype).max)
     with np.errstate(invalid="ignore"):
         return np.where(np.abs(ref) > big, np.copysign(np.inf, ref), ref)
+
+
+def spread_specials(case: Case) -> list[str]:
+    """Every value of VALUES, once each at evenly spread positions, written into every f32/f16
+    input of `case` (the UI's "special values" toggle: one run shows how a kernel treats them all,
+    and the reference sees the same inputs). Returns the inputs touched, and notes them."""
+    touched = []
+    for name, arr in list(case.inputs.items()):
+        if str(arr.dtype) not in ("float32", "float16") or arr.size == 0:
+            continue
+        values = [Injection(name, v).number(str(arr.dtype)) for v in VALUES]
+        flat = arr.copy().reshape(-1)
+        pos = np.linspace(0, flat.size - 1, min(len(values), flat.size)).astype(np.int64)
+        with np.errstate(over="ignore"):
+            flat[pos] = np.asarray(values[: pos.size], dtype=np.float64).astype(arr.dtype)
+        case.inputs[name] = flat.reshape(arr.shape)
+        touched.append(name)
+    if touched:
+        case.notes.append(f"special values written into {', '.join(touched)}")
+    return touched

@@ -34,6 +34,7 @@ from workbench.fixtures import (
 )
 from workbench.fixtures.replay import summary_counts, unreadable
 from workbench.fixtures.report import result_lines, summary_line
+from workbench.messages import FixtureReplayed, Progress
 from workbench.session import Case, Run, Session
 
 STATUS_CELL = {
@@ -53,16 +54,6 @@ def _status(kind: str) -> Text:
 
 class FixturesScreen(Screen):
     """Fixtures with their status; `r` replays them all, `enter` opens one in the kernel view."""
-
-    DEFAULT_CSS = """
-    FixturesScreen { layout: vertical; }
-    FixturesScreen #fixtures-title { height: 1; padding: 0 1; background: $panel; }
-    FixturesScreen #fixtures-table { height: 1fr; }
-    FixturesScreen #fixtures-progress { height: 1; padding: 0 1; }
-    FixturesScreen #fixtures-progress-label { height: 1; padding: 0 1; color: $text-muted; }
-    FixturesScreen #fixtures-detail { height: auto; max-height: 12; padding: 0 1;
-        border-top: solid $panel; }
-    """
 
     BINDINGS: ClassVar[list[Binding]] = [
         Binding("r", "replay_all", "Replay all", id="fixtures.replay_all"),
@@ -201,7 +192,7 @@ class FixturesScreen(Screen):
             def say(
                 msg: str, frac: float, base: float = base, span: float = span, name: str = path.stem
             ) -> None:
-                self.app.call_from_thread(self._progress, f"{name}: {msg}", base + span * frac)
+                self.post_message(Progress(f"{name}: {msg}", base + span * frac))
 
             try:
                 fixture = load_fixture(path)
@@ -213,14 +204,17 @@ class FixturesScreen(Screen):
                         session, fixture, progress=say, cancelled=lambda: worker.is_cancelled
                     )
             results.append(result)
-            self.app.call_from_thread(self._show_result, result)
+            self.post_message(FixtureReplayed(result))
         return results
 
-    def _progress(self, message: str, fraction: float) -> None:
-        self.query_one(ProgressBar).update(progress=max(0.0, min(1.0, fraction)))
-        self._label(message)
+    @on(Progress)
+    def _progress(self, message: Progress) -> None:
+        self.query_one(ProgressBar).update(progress=max(0.0, min(1.0, message.fraction or 0.0)))
+        self._label(message.line)
 
-    def _show_result(self, r: ReplayResult) -> None:
+    @on(FixtureReplayed)
+    def _show_result(self, message: FixtureReplayed) -> None:
+        r = message.result
         key = str(r.path)
         self.results[key] = r
         table = self.query_one(DataTable)

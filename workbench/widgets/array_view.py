@@ -4,7 +4,8 @@ It is a Line API widget: `render_line` formats the cells of one visible row and 
 paging through a 512×3072 output (or millions of rows of a 1-D one, folded into rows of
 `FOLD` values) costs a screenful of formatting per frame. The header row and the row-label column
 stay put while the body scrolls. Elements outside tolerance against the reference are shown red,
-non-finite values magenta.
+non-finite values magenta; the component classes `array-view--label`, `--nonfinite`, `--mismatch`
+and `--empty` let a theme's stylesheet restyle them.
 """
 
 from __future__ import annotations
@@ -14,7 +15,6 @@ from typing import ClassVar
 
 import numpy as np
 from rich.segment import Segment
-from rich.style import Style
 from textual.binding import Binding
 from textual.geometry import Size
 from textual.scroll_view import ScrollView
@@ -47,8 +47,19 @@ class ArrayView(ScrollView, can_focus=True):
         Binding("right", "cells(1)", "Right", show=False, id="array.right"),
     ]
 
+    COMPONENT_CLASSES: ClassVar[set[str]] = {
+        "array-view--label",
+        "array-view--nonfinite",
+        "array-view--mismatch",
+        "array-view--empty",
+    }
+
     DEFAULT_CSS = """
     ArrayView { height: 1fr; background: $surface; }
+    ArrayView > .array-view--label { color: ansi_bright_black; text-style: bold; }
+    ArrayView > .array-view--nonfinite { color: ansi_magenta; text-style: bold; }
+    ArrayView > .array-view--mismatch { color: ansi_red; text-style: bold; }
+    ArrayView > .array-view--empty { text-style: dim; }
     """
 
     def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
@@ -121,7 +132,8 @@ class ArrayView(ScrollView, can_focus=True):
         if self._data.size == 0:
             lines = self._empty_text.split("\n")
             text = lines[y] if y < len(lines) else ""
-            return Strip([Segment(text.ljust(width), base + Style(dim=True))]).crop(0, width)
+            empty = base + self.get_component_rich_style("array-view--empty", partial=True)
+            return Strip([Segment(text.ljust(width), empty)]).crop(0, width)
         sx, sy = self.scroll_offset
         rows, cols = self._data.shape
         body_w = max(width - self._label_w, 0)
@@ -129,7 +141,9 @@ class ArrayView(ScrollView, can_focus=True):
         # rounding the offset up lets the last column come fully into view at the end of the scroll.
         first = min(-(-sx // CELL), cols)
         count = max(0, min(cols - first, body_w // CELL))
-        head = base + Style(bold=True, color="bright_black")
+        head = base + self.get_component_rich_style("array-view--label", partial=True)
+        nonfinite = base + self.get_component_rich_style("array-view--nonfinite", partial=True)
+        mismatch = base + self.get_component_rich_style("array-view--mismatch", partial=True)
         if y == 0:
             segs = [Segment(" " * self._label_w, head)]
             for c in range(first, first + count):
@@ -149,9 +163,9 @@ class ArrayView(ScrollView, can_focus=True):
                 text = fmt_cell(v, self._integer).rjust(CELL - 1)[-(CELL - 1) :] + " "
                 style = base
                 if not self._integer and not np.isfinite(v):
-                    style = base + Style(color="magenta", bold=True)
+                    style = nonfinite
                 elif bad is not None and bad[k]:
-                    style = base + Style(color="red", bold=True)
+                    style = mismatch
                 segs.append(Segment(text, style))
         strip = Strip(segs)
         # The label column stays; the body scrolls by whole cells, never showing half a number.

@@ -7,8 +7,9 @@ signature, … not checked yet. Files the corpus could not read are listed with 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import ClassVar
 
+from rich.style import Style
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
@@ -17,50 +18,31 @@ from textual.message import Message
 from textual.widgets import Input, Tree
 from textual.widgets.tree import TreeNode
 
-from workbench.session import Status, StatusKind
-from workbench.wgsl.corpus import Corpus, Kernel
+from workbench.viewmodel.keys import key
+from workbench.viewmodel.status import KINDS, PENDING, KernelStatus, kernel_key, kernel_name
+from workbench.wgsl.corpus import Corpus
 
-MARKS = {
-    "spec": ("✓", "green"),
-    "adhoc": ("○", "cyan"),
-    "needs": ("⚠", "yellow"),
-    "error": ("✗", "red"),
-    "mismatch": ("≠", "magenta"),
-    "pending": ("…", "bright_black"),
-}
-
-
-@dataclass(frozen=True)
-class KernelStatus:
-    """What the browser shows for one kernel: a mark kind and the reason (one line)."""
-
-    kind: str  # a key of MARKS
-    detail: str = ""
-
-
-def kernel_key(kernel: Kernel) -> str:
-    """`file:name`; a repeated section of one file is told apart by its line (`name#L40`)."""
-    key = f"{kernel.file}:{kernel.name}"
-    if kernel.problem.startswith("duplicate kernel section"):
-        key += f"#L{kernel.line}"
-    return key
-
-
-def status_kind(status: Status, has_spec: bool, mismatch: bool) -> KernelStatus:
-    """Turn a `Session.status` into a mark."""
-    if status.ok:
-        if mismatch:
-            return KernelStatus("mismatch", "binding signature differs from the shipped kernel")
-        return KernelStatus("spec" if has_spec else "adhoc")
-    if status.kind is StatusKind.NEEDS:
-        return KernelStatus("needs", status.text)
-    return KernelStatus("error", status.text.split("\n", 1)[0])
+MARKS = {"spec": "✓", "adhoc": "○", "needs": "⚠", "error": "✗", "mismatch": "≠", "pending": "…"}
 
 
 class KernelBrowser(Vertical):
     """Filter Input over a Tree of files → kernels."""
 
+    # One component class per mark kind (kernel-browser--spec, …), so themes can recolour them.
+    COMPONENT_CLASSES: ClassVar[set[str]] = {f"kernel-browser--{kind}" for kind in KINDS} | {
+        "kernel-browser--file",
+        "kernel-browser--unreadable",
+    }
+
     DEFAULT_CSS = """
+    KernelBrowser > .kernel-browser--spec { color: ansi_green; }
+    KernelBrowser > .kernel-browser--adhoc { color: ansi_cyan; }
+    KernelBrowser > .kernel-browser--needs { color: ansi_yellow; }
+    KernelBrowser > .kernel-browser--error { color: ansi_red; }
+    KernelBrowser > .kernel-browser--mismatch { color: ansi_magenta; }
+    KernelBrowser > .kernel-browser--pending { color: ansi_bright_black; }
+    KernelBrowser > .kernel-browser--file { text-style: bold; }
+    KernelBrowser > .kernel-browser--unreadable { color: ansi_red; }
     KernelBrowser { width: 36; border-right: vkey $panel; }
     KernelBrowser #filter { margin: 0 0 0 0; }
     KernelBrowser Tree { height: 1fr; background: transparent; padding: 0; overflow-x: hidden; }
@@ -82,7 +64,7 @@ class KernelBrowser(Vertical):
         self.current: str | None = None
 
     def compose(self) -> ComposeResult:
-        box = Input(placeholder="filter kernels  (/)", id="filter", compact=True)
+        box = Input(placeholder=f"filter kernels  ({key('filter')})", id="filter", compact=True)
         box.cursor_blink = self._blink
         yield box
         tree: Tree[str] = Tree("corpus", id="kernels")
@@ -93,6 +75,10 @@ class KernelBrowser(Vertical):
     @property
     def tree(self) -> Tree[str]:
         return self.query_one("#kernels", Tree)
+
+    @property
+    def filter_box(self) -> Input:
+        return self.query_one("#filter", Input)
 
     def set_corpus(self, corpus: Corpus, statuses: dict[str, KernelStatus]) -> None:
         self._corpus = corpus
@@ -106,17 +92,19 @@ class KernelBrowser(Vertical):
             node.set_label(self._label(key))
 
     def status(self, key: str) -> KernelStatus:
-        return self._statuses.get(key, KernelStatus("pending"))
+        return self._statuses.get(key, PENDING)
 
     def kernel_keys(self) -> list[str]:
         return [kernel_key(k) for k in self._corpus.kernels] if self._corpus else []
 
+    def _style(self, part: str) -> Style:
+        return self.get_component_rich_style(f"kernel-browser--{part}", partial=True)
+
     def _label(self, key: str) -> Text:
-        st = self._statuses.get(key, KernelStatus("pending"))
-        mark, colour = MARKS[st.kind]
+        st = self._statuses.get(key, PENDING)
         text = Text()
-        text.append(mark + " ", style=colour)
-        text.append(key.rsplit(":", 1)[1])
+        text.append(MARKS[st.kind] + " ", style=self._style(st.kind))
+        text.append(kernel_name(key))
         return text
 
     def _rebuild(self) -> None:
@@ -134,15 +122,16 @@ class KernelBrowser(Vertical):
             parent = files.get(k.file)
             if parent is None:
                 parent = tree.root.add(
-                    Text(k.file.removesuffix(".wgsl"), style="bold"), expand=True
+                    Text(k.file.removesuffix(".wgsl"), style=self._style("file")), expand=True
                 )
                 files[k.file] = parent
             self._leaf_nodes[key] = parent.add_leaf(self._label(key), data=key)
         for file, why in sorted(self._corpus.problems.items()):
             if needle and needle not in file.lower():
                 continue
-            node = tree.root.add(Text.assemble(("✗ ", "red"), file.removesuffix(".wgsl")))
-            node.add_leaf(Text(why, style="red"))
+            bad = self._style("unreadable")
+            node = tree.root.add(Text.assemble(("✗ ", bad), file.removesuffix(".wgsl")))
+            node.add_leaf(Text(why, style=bad))
         if self.current in self._leaf_nodes:
             self.call_after_refresh(self._reselect, self.current)
 

@@ -2,11 +2,15 @@
 
 The file is lexed once (Pygments' WGSL lexer through rich) into one Text per line; scrolling and
 tab switches then render a screenful of lines, not the whole file, which keeps the UI responsive
-while a kernel runs on the CPU adapter and competes for the same cores.
+while a kernel runs on the CPU adapter and competes for the same cores. The gutter and the marked
+line's number take their look from the component classes `source-view--gutter` and `--marked`.
 """
 
 from __future__ import annotations
 
+from typing import ClassVar
+
+from rich.style import Style
 from rich.syntax import Syntax
 from rich.text import Text
 from textual.geometry import Size
@@ -14,8 +18,15 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 
-def highlight_lines(code: str, first: int, marked: set[int]) -> list[Text]:
-    """One Text per line with a line-number gutter; marked lines get a red ❯ and number."""
+def highlight_lines(
+    code: str,
+    first: int,
+    marked: set[int],
+    gutter: Style,
+    mark: Style,
+) -> list[Text]:
+    """One Text per line with a line-number gutter; marked lines get a ❯ and their number in
+    the `mark` style."""
     body = Syntax(code, "wgsl", theme="ansi_dark").highlight(code)
     body.rstrip()
     lines = body.split("\n", allow_blank=True)
@@ -25,9 +36,9 @@ def highlight_lines(code: str, first: int, marked: set[int]) -> list[Text]:
         n = first + k
         text = Text(no_wrap=True, overflow="crop")
         if n in marked:
-            text.append(f"❯ {n:>{width}} ", style="bold red")
+            text.append(f"❯ {n:>{width}} ", style=mark)
         else:
-            text.append(f"  {n:>{width}} ", style="bright_black")
+            text.append(f"  {n:>{width}} ", style=gutter)
         text.append_text(line)
         out.append(text)
     return out
@@ -36,14 +47,30 @@ def highlight_lines(code: str, first: int, marked: set[int]) -> list[Text]:
 class SourceView(ScrollView, can_focus=True):
     """A scrollable, pre-highlighted listing."""
 
+    COMPONENT_CLASSES: ClassVar[set[str]] = {"source-view--gutter", "source-view--marked"}
+
     DEFAULT_CSS = """
     SourceView { height: 1fr; }
+    SourceView > .source-view--gutter { color: ansi_bright_black; }
+    SourceView > .source-view--marked { color: ansi_red; text-style: bold; }
     """
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self._lines: list[Text] = []
         self._strips: dict[int, Strip] = {}
+
+    def show_code(self, code: str, marked: set[int]) -> None:
+        """Highlight `code` (numbered from 1) with the lines in `marked` marked, and show it."""
+        self.show(
+            highlight_lines(
+                code,
+                1,
+                marked,
+                self.get_component_rich_style("source-view--gutter", partial=True),
+                self.get_component_rich_style("source-view--marked", partial=True),
+            )
+        )
 
     def show(self, lines: list[Text]) -> None:
         self._lines = lines

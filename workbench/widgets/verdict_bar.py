@@ -7,15 +7,16 @@ with its location), and stale (results from before the last edit, with the reaso
 
 from __future__ import annotations
 
-from typing import Any
-
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Horizontal
 from textual.widgets import ProgressBar, Static
 
+from workbench.checks import CheckReport
 from workbench.session import Run
 from workbench.units import fmt_ms
+from workbench.viewmodel.kernel_state import MASK
+from workbench.viewmodel.keys import key
 
 
 def verdict_text(
@@ -24,11 +25,11 @@ def verdict_text(
     stale: str | None,
     snapshot: bool,
     grad: bool = False,
-    report: Any = None,
+    report: CheckReport | None = None,
 ) -> Text:
     """The line for a finished (or failed) run, and the last gradient check if there was one."""
     text = _run_text(run, error, stale, snapshot, grad)
-    results = [r for r in getattr(report, "results", ()) if r.kind == "grad"]
+    results = [r for r in (report.results if report else ()) if r.kind == "grad"]
     if results and not error:
         bad = sum(1 for r in results if not r.ok)
         text.append("  gradients ", style="bold")
@@ -53,12 +54,12 @@ def _run_text(
     if run is None:
         if not stale:
             text.append("not run yet: ", style="dim")
-            text.append("r", style="bold")
+            text.append(key("run"), style="bold")
             text.append(" run  ", style="dim")
-            text.append("b", style="bold")
+            text.append(key("bench"), style="bold")
             text.append(" bench  ", style="dim")
             if grad:
-                text.append("g", style="bold")
+                text.append(key("gradcheck"), style="bold")
                 text.append(" gradcheck  ", style="dim")
             text.append("enter", style="bold")
             text.append(" in a field runs it too", style="dim")
@@ -81,9 +82,9 @@ def _run_text(
         else:
             text.append(f"{c.n_bad:,}/{c.n_total:,} outside tol, max|Δ| {c.max_abs:.2g}  ")
     if run.timing and run.timing.reps:
-        text.append("median " + ("#.### ms" if snapshot else fmt_ms(run.timing.median_ms)))
+        text.append("median " + (MASK if snapshot else fmt_ms(run.timing.median_ms)))
     else:
-        text.append("wall " + ("#.### ms" if snapshot else fmt_ms(run.wall_s * 1e3)), style="dim")
+        text.append("wall " + (MASK if snapshot else fmt_ms(run.wall_s * 1e3)), style="dim")
     return text
 
 

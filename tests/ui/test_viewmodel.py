@@ -1,0 +1,250 @@
+"""The UI's view model on its own, in milliseconds: no app, no adapter, no Textual.
+
+Form parsing, slice parsing, kernel keys and marks, the per-kernel state's rules for errors and
+staleness, the Diff tab's tolerance ratios (against figures worked out by hand), and the one
+registry of keys that the bindings, the help and the palette are built from.
+"""
+
+from __future__ import annotations
+
+import math
+import subprocess
+import sys
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+from workbench.specs.base import Dim, KernelSpec
+from workbench.viewmodel.diff import closest, tolerance_ratio
+from workbench.viewmodel.form import ADHOC_DIMS, FormState, default_form, parse_form
+from workbench.viewmodel.kernel_state import KernelState, View, error_location, view_of
+from workbench.viewmodel.keys import KEYS, bound, commands, help_table, key, palette_help
+from workbench.viewmodel.slicing import parse_slice, placeholder
+from workbench.viewmodel.status import KernelStatus, kernel_key, kernel_name, status_kind
+
+
+def _spec(*dims: Dim) -> KernelSpec:
+    return SimpleNamespace(dims=dims)  # type: ignore[return-value]
+
+
+SPEC = _spec(Dim("seq", 512, lo=1, hi=4096, doc="tokens"), Dim("d_ff", 3072, lo=1, hi=65535))
+
+
+# -- the form --------------------------------------------------------------------------------------
+def test_default_form_and_ad_hoc_dims() -> None:
+    assert default_form(SPEC) == FormState(dims={"seq": "512", "d_ff": "3072"})
+    assert default_form(None).dims == {"n": str(ADHOC_DIMS[0].default)}
+
+
+def test_parse_form_accepts_separators_and_strips_recipes() -> None:
+    state = FormState(dims={"seq": " 1_024 ", "d_ff": "3,072"}, seed="7", recipes={"x": " ones "})
+    parsed = parse_form(state, SPEC)
+    assert parsed.problems == ()
+    assert parsed.dims == {"seq": 1024, "d_ff": 3072} and parsed.seed == 7
+    assert parsed.inputs == {"x": "ones"}
+
+
+def test_parse_form_says_every_problem_on_one_line() -> None:
+    state = FormState(dims={"seq": "x", "d_ff": "70000"}, seed="-1")
+    problems = parse_form(state, SPEC).problems
+    assert problems == (
+        "seq: 'x' is not a whole number",
+        "d_ff must be in [1, 65,535]",
+        "seed: '-1' is not a whole number >= 0",
+    )
+    assert all("\n" not in p for p in problems)
+    assert "tokens" in parse_form(FormState(dims={"seq": "0"}), SPEC).problems[0]
+
+
+def test_form_key_ignores_blank_recipes_and_spaces() -> None:
+    a = FormState(dims={"n": "8"}, seed=" 1 ", recipes={"x": "  ", "y": "ones"})
+    b = FormState(dims={"n": "8"}, seed="1", recipes={"y": " ones"})
+    assert a.key == b.key
+    assert a.key != b.with_recipe("x", "zeros").key
+
+
+def test_form_fields_by_id() -> None:
+    state = FormState(dims={"n": "8"})
+    assert state.with_field("dim-n", "9").dims == {"n": "9"}
+    assert state.with_field("recipe-x", "arange").recipes == {"x": "arange"}
+    assert state.with_field("seed", "3").seed == "3"
+    assert state.with_field("special", True).special is True
+    assert state.with_field("unknown", "z") is state
+
+
+# -- the slice box ---------------------------------------------------------------------------------
+AXES = ("seq", "head", "row", "col")
+SHAPE = (4, 3, 8, 8)
+
+
+@pytest.mark.parametrize(
+    ("text", "lead", "problem"),
+    [
+        ("", (0, 0), ""),
+        ("seq=3 head=1", (3, 1), ""),
+        ("2, 1", (2, 1), ""),
+        ("head=2", (0, 2), ""),
+        ("seq=9", (3, 0), "seq=9 is outside [0, 3]"),
+        ("row=1", (0, 0), "no leading axis 'row' (seq, head)"),
+        ("1 1 1", (1, 1), "only 2 leading axes"),
+        ("seq=a", (0, 0), "'seq=a' is not an index"),
+    ],
+)
+def test_parse_slice(text: str, lead: tuple[int, ...], problem: str) -> None:
+    assert parse_slice(text, SHAPE, AXES) == (lead, problem)
+
+
+def test_two_dimensional_arrays_have_no_slice() -> None:
+    assert parse_slice("3", (8, 8), ("r", "c")) == ((), "")
+    assert placeholder(("r", "c"), 2) == "(2-D: no slice)"
+    assert placeholder(AXES, 4) == "seq=0 head=0"
+
+
+# -- kernel keys and marks -------------------------------------------------------------------------
+def test_kernel_keys_tell_repeated_sections_apart() -> None:
+    k = SimpleNamespace(file="a.wgsl", name="f", line=40, problem="")
+    assert kernel_key(k) == "a.wgsl:f"
+    dup = SimpleNamespace(file="a.wgsl", name="f", line=40, problem="duplicate kernel section f")
+    assert kernel_key(dup) == "a.wgsl:f#L40"
+    assert kernel_name("a.wgsl:f") == "f"
+
+
+def test_status_marks() -> None:
+    from workbench.session import Status, StatusKind
+
+    assert status_kind(Status(StatusKind.OK), True, False) == KernelStatus("spec")
+    assert status_kind(Status(StatusKind.OK), False, False) == KernelStatus("adhoc")
+    assert status_kind(Status(StatusKind.OK), False, True).kind == "mismatch"
+    needs = Status(StatusKind.NEEDS, missing=("shader-f16",))
+    assert status_kind(needs, True, False) == KernelStatus("needs", "needs shader-f16")
+    broken = Status(StatusKind.COMPILE_ERROR, detail="a.wgsl:3:1: x\nmore")
+    assert status_kind(broken, True, False) == KernelStatus("error", "compile error: a.wgsl:3:1: x")
+
+
+# -- one kernel's state ----------------------------------------------------------------------------
+def _run(median: float | None = None) -> SimpleNamespace:
+    timing = SimpleNamespace(reps=20, median_ms=median) if median is not None else None
+    return SimpleNamespace(timing=timing, case=None)
+
+
+def test_a_good_run_clears_a_run_error_and_keeps_bench_medians() -> None:
+    st = KernelState(form=FormState())
+    st.failed("refused: too big")
+    assert st.error == "refused: too big" and st.error_from == "run"
+    st.ran(_run(0.5))
+    st.ran(_run())
+    assert st.error is None and st.medians == [0.5]
+
+
+def test_a_compile_error_keeps_results_marked_stale_until_the_source_compiles() -> None:
+    st = KernelState(form=FormState())
+    st.compile_failed("a.wgsl:3:9: error: no\n  detail")  # nothing ran yet: nothing is stale
+    assert st.stale is None and st.error_from == "source"
+    st.ran(_run())
+    st.compile_failed("a.wgsl:3:9: error: no\n  detail")
+    assert st.stale == "results from before the last edit: a.wgsl:3:9: error: no"
+    assert st.run is not None
+    st.source_fine(KernelStatus("error"))  # still failing: the error stays
+    assert st.error is not None
+    st.source_fine(KernelStatus("spec"))
+    assert st.error is None
+    st.failed("device lost")
+    st.source_fine(KernelStatus("spec"))  # a run's error is not the source's to clear
+    assert st.error == "device lost"
+
+
+def test_a_plan_for_an_older_form_is_dropped() -> None:
+    st = KernelState(form=FormState(dims={"n": "8"}))
+    old = st.form.key
+    st.form = st.form.with_dim("n", "9")
+    assert not st.plan_done(old, object(), ())  # type: ignore[arg-type]
+    assert st.case is None and not st.planned
+    assert st.plan_done(st.form.key, None, ("refused: too big",))
+    assert st.planned and st.problems == ("refused: too big",)
+
+
+def test_results_from_another_adapter_are_stale() -> None:
+    st = KernelState(form=FormState(), case=object(), case_key=())  # type: ignore[arg-type]
+    st.ran_elsewhere("adapter A")
+    assert st.case is None and st.stale is None  # nothing had run
+    st.ran(_run())
+    st.ran_elsewhere("adapter A")
+    assert st.stale == "ran on adapter A"
+
+
+def test_view_of_a_state_and_masked_timings() -> None:
+    st = KernelState(form=FormState(), error="a.wgsl:12:5: error: bad")
+    st.medians.append(1.0)
+    view = view_of(st, None, snapshot=True)
+    assert view.error_location == ("a.wgsl", 12, 5) and view.medians == (1.0,)
+    assert view.ms(1.234) == "#.### ms"
+    assert View().ms(1.5).endswith("ms") and View().ms(1.5) != "#.### ms"
+    assert error_location("no location here") is None
+
+
+# -- the Diff tab's figures ------------------------------------------------------------------------
+def _diff_run(got: list[float], ref: list[float], rtol: float, atol: float) -> SimpleNamespace:
+    plan = SimpleNamespace(axes=("i",))
+    return SimpleNamespace(
+        compare={"y": SimpleNamespace(rtol=rtol, atol=atol)},
+        outputs={"y": np.array(got, dtype=np.float32)},
+        reference={"y": np.array(ref, dtype=np.float64)},
+        case=SimpleNamespace(plan=lambda _name: plan),
+    )
+
+
+def test_tolerance_ratio_by_hand() -> None:
+    # tolerance = 0.5 + 0.25 |ref|: 1.0 at ref 2 and 0.5 at ref 0.
+    run = _diff_run(
+        [2.5, 1.0, math.nan, math.inf, math.nan], [2.0, 0.0, math.nan, 1.0, 1.0], 0.25, 0.5
+    )
+    ratio = tolerance_ratio(run, "y")
+    np.testing.assert_allclose(ratio[:3], [0.5, 2.0, 0.0])
+    assert np.isinf(ratio[3]) and np.isinf(ratio[4])  # NaN/Inf where the reference is finite
+    worst = closest(run, "y", 3)
+    assert [e.where for e in worst] == ["i=3", "i=4", "i=1"]
+    assert worst[0].abs_diff is None and worst[2].abs_diff == pytest.approx(1.0)
+
+
+def test_zero_tolerance_fails_any_difference() -> None:
+    run = _diff_run([1.0, 2.0], [1.0, 2.5], 0.0, 0.0)
+    ratio = tolerance_ratio(run, "y")
+    assert ratio[0] == 0.0 and np.isinf(ratio[1])
+
+
+# -- keys, help and palette from one registry ------------------------------------------------------
+def test_every_key_is_declared_once_and_shown_everywhere() -> None:
+    ids = [k.id for k in KEYS]
+    assert len(ids) == len(set(ids))
+    table = help_table()
+    for k in KEYS:
+        if k.keys:
+            assert f"| `{k.shown}` | {k.help} |" in table
+    names = [k.command for k in commands()]
+    assert len(names) == len(set(names)) and "Run kernel" in names and "Check all kernels" in names
+    run = next(k for k in commands() if k.id == "run")
+    assert palette_help(run).endswith("(r)")
+    assert key("help") == "?" and key("fixtures") == "x"
+    assert {k.id for k in bound("app")} == {"help", "quit"}
+
+
+def test_bindings_are_built_from_the_registry() -> None:
+    from workbench.commands import bindings
+    from workbench.screens.main import MainScreen
+
+    assert [b.id for b in MainScreen.BINDINGS] == [k.id for k in bound("main")]
+    assert [(b.key, b.action) for b in bindings("main")] == [
+        (k.keys, k.action) for k in bound("main")
+    ]
+
+
+def test_the_view_model_imports_neither_textual_nor_rich_nor_wgpu() -> None:
+    code = (
+        "import sys, pkgutil, importlib, workbench.viewmodel as vm\n"
+        "for m in pkgutil.iter_modules(vm.__path__):\n"
+        "    importlib.import_module(f'workbench.viewmodel.{m.name}')\n"
+        "bad = sorted(n for n in sys.modules if n.split('.')[0] in ('textual', 'rich', 'wgpu'))\n"
+        "assert not bad, bad\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)

@@ -1,0 +1,58 @@
+"""The Diff tab's figures: |got - ref| over the tolerance per element, and the elements nearest
+to (or furthest beyond) it with their named indices."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from workbench import closeness
+from workbench.closeness import name_index
+
+if TYPE_CHECKING:
+    from workbench.session import Run
+
+
+@dataclass(frozen=True)
+class Element:
+    """One element of an output against its reference."""
+
+    where: str  # named index: `s=17 h=3 d=40`
+    got: float
+    ref: float
+    ratio: float  # |got - ref| / tolerance; inf for a non-finite mismatch
+
+    @property
+    def abs_diff(self) -> float | None:
+        finite = np.isfinite(self.got) and np.isfinite(self.ref)
+        return abs(self.got - self.ref) if finite else None
+
+
+def tolerance_ratio(run: Run, name: str) -> np.ndarray:
+    """|got - ref| / (atol + rtol |ref|) per element of output `name`, at the tolerance its
+    comparison used; a non-finite mismatch counts as inf (`closeness.tolerance_ratio`)."""
+    c = run.compare[name]
+    return closeness.tolerance_ratio(run.outputs[name], run.reference[name], c.rtol, c.atol)
+
+
+def closest(run: Run, name: str, count: int, ratio: np.ndarray | None = None) -> list[Element]:
+    """The `count` elements nearest to (or furthest beyond) tolerance, worst first."""
+    ratio = (tolerance_ratio(run, name) if ratio is None else ratio).ravel()
+    if ratio.size == 0:
+        return []
+    k = min(count, ratio.size)
+    top = np.argpartition(-ratio, k - 1)[:k]
+    top = top[np.argsort(-ratio[top], kind="stable")]
+    got = run.outputs[name].ravel()
+    ref = np.asarray(run.reference[name]).ravel()
+    axes = run.case.plan(name).axes
+    shape = run.outputs[name].shape
+    out = []
+    for flat in top:
+        idx = tuple(int(v) for v in np.unravel_index(int(flat), shape))
+        out.append(
+            Element(name_index(idx, axes), float(got[flat]), float(ref[flat]), float(ratio[flat]))
+        )
+    return out

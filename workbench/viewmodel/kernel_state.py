@@ -1,0 +1,175 @@
+"""What the main screen remembers per kernel (`KernelState`) and what its panes render (`View`).
+
+A kernel's state changes only through the methods here (a run finished, a check finished, the
+source failed to compile, the adapter lacks a feature…), so the rules for errors and staleness
+live in one place: an error from the source is cleared when the kernel compiles again, an error
+from a run by the next good run, and results that no longer match the source stay, marked stale.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from workbench.specs.registry import spec_for
+from workbench.units import fmt_ms
+from workbench.viewmodel.form import FormState
+from workbench.viewmodel.status import KernelStatus
+
+if TYPE_CHECKING:
+    from workbench.checks import CheckReport
+    from workbench.session import Case, Run
+    from workbench.wgsl.corpus import Kernel
+
+_LOCATED = re.compile(r"^(?P<file>[^\n:]+\.wgsl):(?P<line>\d+)(?::(?P<col>\d+))?: ", re.M)
+MASK = "#.### ms"
+
+
+def error_location(message: str) -> tuple[str, int, int] | None:
+    """(file, line, column) of a `file.wgsl:LINE:COL: …` diagnostic."""
+    m = _LOCATED.search(message or "")
+    return (m["file"], int(m["line"]), int(m["col"] or 0)) if m else None
+
+
+def needs_text(name: str, status: KernelStatus, adapter: str, key: str) -> str:
+    """Why a kernel cannot run on this adapter, and what to press about it."""
+    return f"{name} {status.detail}, which {adapter} lacks: press {key} to choose another adapter"
+
+
+def stale_reason(error: str) -> str:
+    return "results from before the last edit: " + error.split("\n", 1)[0]
+
+
+@dataclass
+class KernelState:
+    """What the screen remembers about one kernel while the user browses."""
+
+    form: FormState
+    case: Case | None = None
+    case_key: tuple | None = None
+    problems: tuple[str, ...] = ()
+    run: Run | None = None
+    report: CheckReport | None = None
+    error: str | None = None
+    # Where the error came from: "source" (reflection, compile, missing feature: cleared when the
+    # kernel compiles again) or "run" (limits, device: cleared by the next good run).
+    error_from: str = ""
+    stale: str | None = None
+    medians: list[float] = field(default_factory=list)
+
+    def set_error(self, error: str | None, source: str = "run") -> None:
+        self.error, self.error_from = error, (source if error else "")
+
+    # -- planning ------------------------------------------------------------------------------
+    @property
+    def planned(self) -> bool:
+        """The case on hand was planned from the form as it is now."""
+        return self.case_key == self.form.key
+
+    def plan_done(self, form_key: tuple, case: Case | None, problems: tuple[str, ...]) -> bool:
+        """Keep a finished plan; False when the form has moved on (a newer plan is coming)."""
+        if self.form.key != form_key:
+            return False
+        self.case, self.case_key, self.problems = (
+            (case if not problems else None),
+            form_key,
+            problems,
+        )
+        return True
+
+    def forget_case(self) -> None:
+        """The corpus or the adapter changed: plan again before the next run."""
+        self.case, self.case_key = None, None
+
+    # -- outcomes of GPU work ------------------------------------------------------------------
+    def ran(self, run: Run) -> None:
+        self.run, self.stale = run, None
+        self.set_error(None)
+        if run.timing is not None and run.timing.reps:
+            self.medians.append(run.timing.median_ms)
+
+    def checked(self, report: CheckReport) -> None:
+        self.report = report
+        self.set_error(None)
+
+    def compile_failed(self, message: str) -> None:
+        """The source does not compile: say where; earlier results stay, marked stale."""
+        self.set_error(message, "source")
+        if self.run is not None:
+            self.stale = stale_reason(message)
+
+    def failed(self, message: str) -> None:
+        self.set_error(message)
+
+    # -- the kernel's standing on this adapter -------------------------------------------------
+    def source_problem(self, message: str) -> None:
+        """Reflection failed, or the adapter lacks a feature: nothing can run until it changes."""
+        self.set_error(message, "source")
+
+    def source_fine(self, status: KernelStatus) -> None:
+        """The source is no longer in error: an error it caused goes away."""
+        if self.error_from == "source" and status.kind != "error":
+            self.set_error(None)
+
+    def ran_elsewhere(self, adapter: str) -> None:
+        """A new adapter: results shown came from another one."""
+        self.forget_case()
+        if self.run is not None:
+            self.stale = f"ran on {adapter}"
+
+
+@dataclass(frozen=True, eq=False)
+class View:
+    """What the panes show for the current kernel (a new View each time anything changes)."""
+
+    kernel: Kernel | None = None
+    case: Case | None = None
+    run: Run | None = None
+    report: CheckReport | None = None
+    error: str | None = None  # the last compile/run error, shown with its location
+    stale: str | None = None  # why the results shown are not from the current source
+    medians: tuple[float, ...] = ()  # of this kernel's benches, oldest first
+    snapshot: bool = False
+    corpus_root: Path | None = None
+    features: frozenset[str] = frozenset()
+    show_module: bool = False
+    grad: bool = False  # the kernel has a gradient check (a forward/backward link)
+
+    def ms(self, value: float) -> str:
+        """A duration as shown: masked in snapshot mode so pictures do not change."""
+        return MASK if self.snapshot else fmt_ms(value)
+
+    @property
+    def shown_case(self) -> Case | None:
+        """The planned case, or the case of the last run."""
+        return self.case or (self.run.case if self.run else None)
+
+    @property
+    def gradient_check(self) -> bool:
+        """The kernel's spec links it to a forward, so its gradients can be checked."""
+        spec = self.case.spec if self.case is not None else None
+        if spec is None and self.kernel is not None:
+            spec = spec_for(self.kernel.name)
+        return spec is not None and spec.gradient is not None
+
+    @property
+    def error_location(self) -> tuple[str, int, int] | None:
+        return error_location(self.error) if self.error else None
+
+
+def view_of(state: KernelState | None, kernel: Kernel | None, **facts: Any) -> View:
+    """The View of one kernel's state (`facts`: snapshot, corpus_root, features, show_module…)."""
+    if state is None:
+        return View(kernel=kernel, **facts)
+    return View(
+        kernel=kernel,
+        case=state.case,
+        run=state.run,
+        report=state.report,
+        error=state.error,
+        stale=state.stale,
+        medians=tuple(state.medians),
+        **facts,
+    )

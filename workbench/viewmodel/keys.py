@@ -1,0 +1,193 @@
+"""Every key and command of the main screen and the app, declared once.
+
+The screens' BINDINGS, the help screen's key table, the command palette's commands and the hints
+in the panes ("press r to run") are all built from `KEYS`, so they cannot disagree. An entry with
+no keys is a palette command only; one with no `command` is a key only.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+TABS = ("outputs", "diff", "gradients", "timing", "source", "bindings")
+
+# How Textual names keys that are shown as something else.
+_SHOWN = {"question_mark": "?", "slash": "/", "f1": "F1", "f3": "F3"}
+
+
+@dataclass(frozen=True)
+class Key:
+    """One action: its binding id, keys, footer label, palette command and help text."""
+
+    id: str
+    keys: str  # Textual key names, comma separated; "" for a palette command without a key
+    action: str  # run on the main screen (scope "main") or on the app (scope "app")
+    label: str  # the footer's word
+    help: str  # one line: what it does
+    command: str = ""  # its name in the command palette; "" keeps it out
+    scope: str = "main"
+    show: bool = True  # in the footer
+    listed: bool = True  # in the palette before anything is typed (else found by search)
+
+    @property
+    def shown(self) -> str:
+        """The keys as the help and the palette show them: `x / F3`."""
+        return " / ".join(_SHOWN.get(k, k) for k in self.keys.split(",") if k)
+
+    @property
+    def first(self) -> str:
+        """The first key, as pane hints name it (`r`)."""
+        return _SHOWN.get(self.keys.split(",")[0], self.keys.split(",")[0])
+
+
+KEYS: tuple[Key, ...] = (
+    Key(
+        "run",
+        "r",
+        "run",
+        "Run",
+        "run once and compare with the reference (enter in a field does too)",
+        "Run kernel",
+    ),
+    Key(
+        "bench",
+        "b",
+        "bench",
+        "Bench",
+        "bench: 20 timed dispatches after 2 warm-ups",
+        "Bench kernel",
+    ),
+    Key(
+        "gradcheck",
+        "g",
+        "gradcheck",
+        "Gradcheck",
+        "gradient check: finite differences against the backward kernel",
+        "Gradient check",
+    ),
+    Key(
+        "save_fixture",
+        "f",
+        "save_fixture",
+        "Save fixture",
+        "save this case and its outputs as a fixture",
+        "Save fixture",
+    ),
+    Key(
+        "edit",
+        "e",
+        "edit",
+        "Edit",
+        "open the kernel's file in $EDITOR at its line; the view reloads on save",
+        "Edit kernel",
+    ),
+    Key(
+        "adapter", "a", "adapter", "Adapter", "switch adapter: run on another GPU", "Switch adapter"
+    ),
+    Key(
+        "fixtures",
+        "x,f3",
+        "fixtures",
+        "Fixtures",
+        "fixtures: list, replay, open in the kernel view",
+        "Open fixtures",
+    ),
+    Key(
+        "toggle_module",
+        "m",
+        "toggle_module",
+        "Module",
+        "Source tab: the file, or the assembled module the GPU compiles",
+        "Toggle assembled module",
+        show=False,
+    ),
+    Key("cancel", "escape", "cancel", "Cancel run", "cancel the run in flight"),
+    Key(
+        "leave_field",
+        "escape",
+        "leave_field",
+        "Back to kernels",
+        "leave a field: back to the kernel list",
+        show=False,
+    ),
+    Key(
+        "filter",
+        "slash",
+        "filter",
+        "Filter",
+        "filter the kernels by name or file",
+        "Filter kernels",
+        show=False,
+    ),
+    *(
+        Key(
+            f"tab_{name}",
+            str(i + 1),
+            f"tab('{name}')",
+            name.title(),
+            f"the {name.title()} tab",
+            f"Show {name.title()} tab",
+            show=False,
+            listed=False,
+        )
+        for i, name in enumerate(TABS)
+    ),
+    Key(
+        "check_all",
+        "",
+        "check_all",
+        "",
+        "every check of every spec'd kernel, one row each",
+        "Check all kernels",
+        scope="app",
+    ),
+    Key("reload", "", "reload", "", "re-read every WGSL file now", "Reload corpus", scope="app"),
+    Key(
+        "load_npy",
+        "",
+        "load_npy",
+        "",
+        "fill an input binding from a .npy file",
+        "Load .npy into an input",
+        scope="app",
+    ),
+    Key("quit", "q", "quit", "Quit", "quit", scope="app"),
+    Key(
+        "help",
+        "question_mark,f1",
+        "help",
+        "Help",
+        "keys, marks and recipes (this help)",
+        "Help",
+        scope="app",
+    ),
+)
+
+BY_ID = {k.id: k for k in KEYS}
+
+
+def key(key_id: str) -> str:
+    """The key that does `key_id`, as hints name it: `key("run")` is `r`."""
+    return BY_ID[key_id].first
+
+
+def bound(scope: str) -> tuple[Key, ...]:
+    """The entries of one scope that have keys (a screen's or the app's bindings)."""
+    return tuple(k for k in KEYS if k.scope == scope and k.keys)
+
+
+def commands() -> tuple[Key, ...]:
+    """The entries shown in the command palette, in order."""
+    return tuple(k for k in KEYS if k.command)
+
+
+def palette_help(entry: Key) -> str:
+    """The palette's line under a command: what it does, and its key when it has one."""
+    return f"{entry.help} ({entry.shown})" if entry.keys else entry.help
+
+
+def help_table() -> str:
+    """The help screen's Markdown table of keys: one row per binding, then Textual's palette."""
+    own = [f"| `{k.shown}` | {k.help} |" for k in KEYS if k.keys]
+    palette = "| `ctrl+p` | every command above and more, themes included |"
+    return "\n".join(["| key | does |", "|---|---|", *own, palette])

@@ -1,0 +1,192 @@
+"""The case form: dims, seed, special values and one input recipe per binding, plus the figures
+derived from them (n, grid, workgroups, bytes) and every problem with them shown inline.
+
+The form holds a `FormState` (text as typed) and posts `CaseForm.Changed` on every edit; parsing
+and planning happen in the view model and the screen, never here.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.containers import Grid, Horizontal, Vertical
+from textual.message import Message
+from textual.widgets import Button, Checkbox, Input, Label, Static
+
+from workbench.session import Case
+from workbench.specs.base import KernelSpec
+from workbench.units import fmt_bytes
+from workbench.viewmodel.form import FormState, dims_of
+from workbench.widgets.form.recipe_grid import RecipeGrid
+from workbench.widgets.form.toggle import Toggle
+
+
+def derived_text(case: Case) -> Text:
+    """`n = 1,572,864 · grid 6144×1×1 · wg 256 · 6,144 workgroups · 30.0 MiB in 5 buffers`."""
+    ep = case.kernel.entry_point
+    text = Text()
+    n = case.uniforms.get("n")
+    if isinstance(n, (int, np.integer)):
+        text.append(f"n = {int(n):,}", style="bold")
+        text.append(" · ")
+    text.append("grid " + "×".join(map(str, case.grid)))
+    if ep is not None:
+        text.append(" · wg " + "×".join(map(str, ep.workgroup_size)))
+    text.append(f" · {case.workgroups:,} workgroups")
+    storage = [p for p in case.bindings if p.role != "uniform"]
+    total = sum(p.nbytes for p in storage)
+    text.append(f" · {fmt_bytes(total)} in {len(storage)} buffers")
+    return text
+
+
+class CaseForm(Vertical):
+    """Dims, seed, special values and recipes for the current kernel."""
+
+    DEFAULT_CSS = """
+    CaseForm { height: auto; }
+    CaseForm .form-grid { grid-size: 4; grid-gutter: 0 2; height: auto; grid-rows: 1; }
+    CaseForm .recipes { grid-size: 3; }
+    CaseForm .field { height: 1; width: 1fr; }
+    CaseForm .field Label { width: auto; padding-right: 1; color: $text-muted; }
+    CaseForm .field Input { width: 1fr; }
+    CaseForm .field Checkbox { border: none; padding: 0; height: 1; background: transparent; }
+    CaseForm .field Button { border: none; height: 1; min-width: 10; width: auto; }
+    CaseForm .field .size { color: $text-disabled; }
+    CaseForm .field .role { color: $text-muted; }
+    CaseForm #derived { height: 1; color: $text; }
+    CaseForm #problems { height: auto; color: $error; }
+    CaseForm #problems.-empty { display: none; }
+    """
+
+    class Changed(Message):
+        """The form text changed (not yet checked)."""
+
+        def __init__(self, state: FormState) -> None:
+            super().__init__()
+            self.state = state
+
+    class Submitted(Message):
+        """Enter was pressed in a field: apply and run."""
+
+        def __init__(self, state: FormState) -> None:
+            super().__init__()
+            self.state = state
+
+    class LoadNpy(Message):
+        """The load .npy button was pressed."""
+
+    def __init__(self, *, id: str | None = None, blink: bool = True) -> None:
+        super().__init__(id=id)
+        self._spec: KernelSpec | None = None
+        self._roles: list[tuple[str, str]] = []  # (name, role)
+        self._state = FormState()
+        self._blink = blink
+        self.ready = True  # False while the fields are being rebuilt for another kernel
+
+    @property
+    def state(self) -> FormState:
+        return self._state
+
+    async def set_kernel(self, spec: KernelSpec | None, state: FormState) -> None:
+        """Show the fields for `spec` (None: ad hoc) filled from `state`; the recipe fields come
+        with `set_roles`, once a planned case says which bindings are inputs."""
+        self._spec = spec
+        self._state = state
+        self._roles = []
+        self.ready = False
+        try:
+            await self.recompose()
+        finally:
+            self.ready = True
+
+    async def set_roles(self, roles: list[tuple[str, str]]) -> None:
+        """(name, role) of each storage binding; the recipe grid is rebuilt only if they changed."""
+        if roles == self._roles or not self.ready:
+            return
+        self._roles = roles
+        grid = self.query_one(RecipeGrid)
+        grid.roles, grid.recipes = roles, dict(self._state.recipes)
+        await grid.recompose()
+
+    def _input(self, value: str, id: str) -> Input:
+        field_ = Input(value, id=id, compact=True, select_on_focus=True)
+        field_.cursor_blink = self._blink
+        return field_
+
+    def compose(self) -> ComposeResult:
+        with Grid(classes="form-grid"):
+            for d in dims_of(self._spec):
+                with Horizontal(classes="field"):
+                    yield Label(d.name)
+                    inp = self._input(self._state.dims.get(d.name, str(d.default)), f"dim-{d.name}")
+                    inp.tooltip = f"{d.name}: {d.doc or 'dimension'} [{d.lo:,}, {d.hi:,}]"
+                    yield inp
+            with Horizontal(classes="field"):
+                yield Label("seed")
+                yield self._input(self._state.seed, "seed")
+            with Horizontal(classes="field"):
+                yield Toggle("special values", self._state.special, id="special", compact=True)
+        yield Static(id="derived")
+        yield Static(id="problems", classes="-empty")
+        yield RecipeGrid(self._spec is not None, self._blink)
+
+    def show_plan(self, case: Case | None, problems: tuple[str, ...]) -> None:
+        """A planned case's figures and byte sizes, or the problems that stop it."""
+        self.show_problems(problems)
+        self.show_derived(derived_text(case) if case is not None else "")
+        self.show_sizes(case)
+
+    def show_derived(self, text: Text | str) -> None:
+        if self.ready:
+            self.query_one("#derived", Static).update(text)
+
+    def show_problems(self, problems: list[str] | tuple[str, ...]) -> None:
+        if not self.ready:
+            return
+        widget = self.query_one("#problems", Static)
+        widget.update("\n".join(f"✗ {p}" for p in problems))
+        widget.set_class(not problems, "-empty")
+
+    def set_recipe(self, name: str, recipe: str) -> None:
+        self.query_one(f"#recipe-{name}", Input).value = recipe
+
+    def input_names(self) -> list[str]:
+        return [n for n, role in self._roles if role in ("input", "inout")]
+
+    def show_sizes(self, case: Case | None) -> None:
+        """Each binding's byte size beside its name (blank while the form has problems)."""
+        if not self.ready:
+            return
+        sizes = {p.name: p.nbytes for p in case.bindings} if case else {}
+        for name, _ in self._roles:
+            label = self.query(f"#size-{name}")
+            if label:
+                label.first(Label).update(fmt_bytes(sizes[name]) if name in sizes else "")
+
+    def _edited(self, field_id: str | None, value: object) -> None:
+        new = self._state.with_field(field_id or "", value)
+        if new != self._state:
+            self._state = new
+            self.post_message(self.Changed(new))
+
+    @on(Input.Changed)
+    def _changed(self, event: Input.Changed) -> None:
+        event.stop()
+        self._edited(event.input.id, event.value)
+
+    @on(Checkbox.Changed)
+    def _toggled(self, event: Checkbox.Changed) -> None:
+        event.stop()
+        self._edited(event.checkbox.id, event.value)
+
+    @on(Input.Submitted)
+    def _submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        self.post_message(self.Submitted(self._state))
+
+    @on(Button.Pressed, "#load-npy")
+    def _load(self, event: Button.Pressed) -> None:
+        event.stop()
+        self.post_message(self.LoadNpy())

@@ -1,0 +1,140 @@
+"""The Diff tab: metrics per output; for the chosen output, the elements nearest to (or beyond)
+tolerance with their named indices, the tolerance's reason, and a heatmap of |Δ| / tolerance."""
+
+from __future__ import annotations
+
+import numpy as np
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.containers import Horizontal, Vertical
+from textual.reactive import reactive
+from textual.widgets import DataTable, Select, Static
+
+from workbench.viewmodel.diff import Element, closest, tolerance_ratio
+from workbench.viewmodel.kernel_state import View
+from workbench.viewmodel.keys import key
+from workbench.widgets.plots import heatmap, legend
+
+
+def element_row(e: Element) -> tuple[str, str, str, str, Text]:
+    """A row of the table of elements nearest to tolerance; beyond it in red."""
+    style = "bold red" if e.ratio > 1 else ("yellow" if e.ratio > 0.5 else "")
+    diff = e.abs_diff
+    return (
+        e.where,
+        f"{e.got:.7g}",
+        f"{e.ref:.7g}",
+        "–" if diff is None else f"{diff:.2g}",
+        Text("inf" if not np.isfinite(e.ratio) else f"{e.ratio:.2f}", style=style),
+    )
+
+
+class DiffPane(Vertical):
+    """Metrics per output, the worst elements of the chosen one, and where they are."""
+
+    DEFAULT_CSS = """
+    DiffPane #diff-metrics { height: auto; max-height: 6; }
+    DiffPane #diff-bar { height: 1; }
+    DiffPane #diff-which { width: 30; }
+    DiffPane #diff-why { width: 1fr; height: 1; color: $text-muted; margin-left: 1; }
+    DiffPane #diff-worst { width: 1fr; }
+    DiffPane #diff-side { width: 26; padding-left: 1; }
+    DiffPane .title { color: $text-muted; height: auto; }
+    """
+
+    WORST = 12
+
+    view: reactive[View] = reactive(View, init=False)
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self._setting = False
+
+    def compose(self) -> ComposeResult:
+        table = DataTable(id="diff-metrics", cursor_type="row", zebra_stripes=True)
+        table.add_columns(
+            "output", "verdict", "max |Δ|", "max rel", "max ULP", "outside tol", "rtol", "atol"
+        )
+        yield table
+        with Horizontal(id="diff-bar"):
+            yield Select([], id="diff-which", compact=True, allow_blank=True, prompt="output")
+            yield Static(id="diff-why")
+        with Horizontal():
+            worst = DataTable(id="diff-worst", cursor_type="row", zebra_stripes=True)
+            worst.add_columns("where", "got", "reference", "|Δ|", "/tol")
+            yield worst
+            with Vertical(id="diff-side"):
+                yield Static(classes="title", id="diff-heat-title")
+                yield Static(id="diff-heat")
+                yield Static(id="diff-legend")
+
+    def watch_view(self, old: View, view: View) -> None:
+        run = view.run
+        if run is old.run and run is not None:
+            return
+        metrics = self.query_one("#diff-metrics", DataTable)
+        metrics.clear()
+        self.query_one("#diff-worst", DataTable).clear()
+        select = self.query_one("#diff-which", Select)
+        why = self.query_one("#diff-why", Static)
+        if run is None or not run.compare:
+            why.update(
+                f"no comparison yet: press {key('run')} to run"
+                if run is None
+                else "ad-hoc kernel: no reference to compare with (give it a spec to check it)"
+            )
+            self._setting = True
+            select.set_options([])
+            self._setting = False
+            for wid in ("#diff-heat-title", "#diff-heat", "#diff-legend"):
+                self.query_one(wid, Static).update("")
+            return
+        for name, c in run.compare.items():
+            verdict = Text("✓ ok", style="green") if c.ok else Text("✗ FAIL", style="bold red")
+            metrics.add_row(
+                name,
+                verdict,
+                f"{c.max_abs:.3g}",
+                f"{c.max_rel:.3g}",
+                "–" if c.max_ulp is None else f"{c.max_ulp:,}",
+                f"{c.n_bad:,}/{c.n_total:,}",
+                f"{c.rtol:g}",
+                f"{c.atol:g}",
+            )
+        self._setting = True
+        names = list(run.compare)
+        select.set_options([(n, n) for n in names])
+        failing = [n for n, c in run.compare.items() if not c.ok]
+        select.value = failing[0] if failing else names[0]
+        self._setting = False
+        self._chosen()
+
+    @on(Select.Changed, "#diff-which")
+    def _which(self, event: Select.Changed) -> None:
+        event.stop()
+        if not self._setting:
+            self._chosen()
+
+    def _chosen(self) -> None:
+        run = self.view.run
+        name = self.query_one("#diff-which", Select).value
+        if run is None or not isinstance(name, str) or name not in run.compare:
+            return
+        c = run.compare[name]
+        why = self.query_one("#diff-why", Static)
+        why.update(Text(f"tolerance: {c.why or 'default'}", no_wrap=True, overflow="ellipsis"))
+        why.tooltip = c.why
+        worst = self.query_one("#diff-worst", DataTable)
+        worst.clear()
+        ratio = tolerance_ratio(run, name)
+        for element in closest(run, name, self.WORST, ratio):
+            worst.add_row(*element_row(element))
+        shown = ratio.reshape(-1, ratio.shape[-1]) if ratio.ndim > 2 else ratio
+        self.query_one("#diff-heat-title", Static).update(
+            "|Δ| / tolerance, max per block (1 and above fail)"
+        )
+        self.query_one("#diff-heat", Static).update(
+            heatmap(np.minimum(shown, 1.0), 24, 8, signed=False, scale=1.0)
+        )
+        self.query_one("#diff-legend", Static).update(legend(0.0, 1.0, False, 16))
