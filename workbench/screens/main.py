@@ -63,7 +63,7 @@ from workbench.widgets.panes.gradients import GradientsPane
 from workbench.widgets.panes.outputs import OutputsPane
 from workbench.widgets.panes.source import SourcePane
 from workbench.widgets.panes.timing import TimingPane
-from workbench.widgets.verdict_bar import VerdictBar, verdict_text
+from workbench.widgets.verdict_bar import VerdictBar
 
 if TYPE_CHECKING:
     from workbench.app import WorkbenchApp
@@ -320,15 +320,8 @@ class MainScreen(Screen):
 
     def watch_view(self, view: View) -> None:
         if not self.busy:
-            self.verdict_bar.show(
-                verdict_text(
-                    view.run,
-                    view.error,
-                    view.stale,
-                    view.snapshot,
-                    view.gradient_check,
-                    view.report,
-                )
+            self.verdict_bar.show_verdict(
+                view.run, view.error, view.stale, view.snapshot, view.gradient_check, view.report
             )
 
     # -- planning (no GPU) ---------------------------------------------------------------------

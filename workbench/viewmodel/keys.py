@@ -12,7 +12,7 @@ from dataclasses import dataclass
 TABS = ("outputs", "diff", "gradients", "timing", "source", "bindings")
 
 # How Textual names keys that are shown as something else.
-_SHOWN = {"question_mark": "?", "slash": "/", "f1": "F1", "f3": "F3"}
+_SHOWN = {"question_mark": "?", "slash": "/", "f1": "F1", "f3": "F3", "escape": "esc"}
 
 
 @dataclass(frozen=True)

@@ -2,11 +2,17 @@
 
 States: not run yet (with the keys to press), running (a progress bar, the step, and how to
 cancel), a verdict (PASS/FAIL per output with the figures that matter), an error (compile error
-with its location), and stale (results from before the last edit, with the reason).
+with its location), and stale (results from before the last edit, with the reason). Every colour
+comes from a component class (`verdict-bar--pass`, `--fail`, `--stale`, …), so themes and the
+app's stylesheet can restyle them.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import ClassVar
+
+from rich.style import Style
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Horizontal
@@ -18,78 +24,87 @@ from workbench.units import fmt_ms
 from workbench.viewmodel.kernel_state import MASK
 from workbench.viewmodel.keys import key
 
+StyleOf = Callable[[str], Style]
+
 
 def verdict_text(
+    style: StyleOf,
     run: Run | None,
     error: str | None,
     stale: str | None,
     snapshot: bool,
-    grad: bool = False,
-    report: CheckReport | None = None,
+    grad: bool,
+    report: CheckReport | None,
 ) -> Text:
-    """The line for a finished (or failed) run, and the last gradient check if there was one."""
-    text = _run_text(run, error, stale, snapshot, grad)
+    """The line for a finished (or failed) run, and the last gradient check if there was one;
+    `style` gives the style of a part (`pass`, `fail`, `hint`…)."""
+    text = _run_text(style, run, error, stale, snapshot, grad)
     results = [r for r in (report.results if report else ()) if r.kind == "grad"]
     if results and not error:
         bad = sum(1 for r in results if not r.ok)
-        text.append("  gradients ", style="bold")
+        text.append("  gradients ", style=style("name"))
         if bad:
-            text.append(f"✗ {bad}/{len(results)} fail", style="bold red")
+            text.append(f"✗ {bad}/{len(results)} fail", style=style("bad"))
         else:
-            text.append(f"✓ {len(results)} ok", style="green")
+            text.append(f"✓ {len(results)} ok", style=style("good"))
     return text
 
 
 def _run_text(
-    run: Run | None, error: str | None, stale: str | None, snapshot: bool, grad: bool
+    style: StyleOf,
+    run: Run | None,
+    error: str | None,
+    stale: str | None,
+    snapshot: bool,
+    grad: bool,
 ) -> Text:
     text = Text(no_wrap=True, overflow="ellipsis")
     if stale:
-        text.append(" STALE ", style="bold black on yellow")
-        text.append(f" {stale} ", style="yellow")
+        text.append(" STALE ", style=style("stale"))
+        text.append(f" {stale} ", style=style("stale-reason"))
     if error and not stale:
-        text.append("✗ ", style="bold red")
-        text.append(error.split("\n", 1)[0], style="red")
+        text.append("✗ ", style=style("bad"))
+        text.append(error.split("\n", 1)[0], style=style("error"))
         return text
     if run is None:
         if not stale:
-            text.append("not run yet: ", style="dim")
-            text.append(key("run"), style="bold")
-            text.append(" run  ", style="dim")
-            text.append(key("bench"), style="bold")
-            text.append(" bench  ", style="dim")
-            if grad:
-                text.append(key("gradcheck"), style="bold")
-                text.append(" gradcheck  ", style="dim")
-            text.append("enter", style="bold")
-            text.append(" in a field runs it too", style="dim")
+            hints = [("run", "run"), ("bench", "bench")] + ([("gradcheck", "gradcheck")] * grad)
+            text.append("not run yet: ", style=style("hint"))
+            for key_id, word in hints:
+                text.append(key(key_id), style=style("name"))
+                text.append(f" {word}  ", style=style("hint"))
+            text.append("enter", style=style("name"))
+            text.append(" in a field runs it too", style=style("hint"))
         return text
     if run.ok is None:
-        text.append("○ ran ad hoc ", style="bold cyan")
-        text.append("(no spec, no reference)  ", style="dim")
+        text.append("○ ran ad hoc ", style=style("adhoc"))
+        text.append("(no spec, no reference)  ", style=style("hint"))
     elif run.ok:
-        text.append(" PASS ", style="bold black on green")
+        text.append(" PASS ", style=style("pass"))
         text.append(" ")
     else:
-        text.append(" FAIL ", style="bold white on red")
+        text.append(" FAIL ", style=style("fail"))
         text.append(" ")
     for name, c in run.compare.items():
-        mark = ("✓ ", "green") if c.ok else ("✗ ", "bold red")
-        text.append(mark[0], style=mark[1])
-        text.append(f"{name} ", style="bold")
+        text.append(*(("✓ ", style("good")) if c.ok else ("✗ ", style("bad"))))
+        text.append(f"{name} ", style=style("name"))
         if c.ok:
-            text.append(f"|Δ| {c.max_abs:.2g}  ", style="dim")
+            text.append(f"|Δ| {c.max_abs:.2g}  ", style=style("hint"))
         else:
             text.append(f"{c.n_bad:,}/{c.n_total:,} outside tol, max|Δ| {c.max_abs:.2g}  ")
     if run.timing and run.timing.reps:
         text.append("median " + (MASK if snapshot else fmt_ms(run.timing.median_ms)))
     else:
-        text.append("wall " + (MASK if snapshot else fmt_ms(run.wall_s * 1e3)), style="dim")
+        text.append("wall " + (MASK if snapshot else fmt_ms(run.wall_s * 1e3)), style=style("hint"))
     return text
 
 
 class VerdictBar(Horizontal):
     """A one-line verdict, or a progress bar and message while GPU work is in flight."""
+
+    PARTS = ("pass", "fail", "stale", "stale-reason", "error", "adhoc", "good", "bad", "name")
+    PARTS += ("hint", "busy")
+    COMPONENT_CLASSES: ClassVar[set[str]] = {f"verdict-bar--{part}" for part in PARTS}
 
     DEFAULT_CSS = """
     VerdictBar { height: 1; margin: 0 0 0 0; }
@@ -97,11 +112,37 @@ class VerdictBar(Horizontal):
     VerdictBar #progress { width: 32; display: none; }
     VerdictBar.-busy #progress { display: block; }
     VerdictBar #progress Bar { width: 20; }
+    VerdictBar > .verdict-bar--pass { background: ansi_green; color: ansi_black; text-style: bold; }
+    VerdictBar > .verdict-bar--fail { background: ansi_red; color: ansi_white; text-style: bold; }
+    VerdictBar > .verdict-bar--stale { background: ansi_yellow; color: ansi_black; text-style: bold; }
+    VerdictBar > .verdict-bar--stale-reason { color: ansi_yellow; }
+    VerdictBar > .verdict-bar--error { color: ansi_red; }
+    VerdictBar > .verdict-bar--adhoc { color: ansi_cyan; text-style: bold; }
+    VerdictBar > .verdict-bar--good { color: ansi_green; }
+    VerdictBar > .verdict-bar--bad { color: ansi_red; text-style: bold; }
+    VerdictBar > .verdict-bar--name { text-style: bold; }
+    VerdictBar > .verdict-bar--hint { text-style: dim; }
+    VerdictBar > .verdict-bar--busy { color: ansi_yellow; }
     """
 
     def compose(self) -> ComposeResult:
         yield Static(id="verdict")
         yield ProgressBar(total=1.0, show_eta=False, id="progress")
+
+    def _style(self, part: str) -> Style:
+        return self.get_component_rich_style(f"verdict-bar--{part}", partial=True)
+
+    def show_verdict(
+        self,
+        run: Run | None,
+        error: str | None,
+        stale: str | None,
+        snapshot: bool,
+        grad: bool = False,
+        report: CheckReport | None = None,
+    ) -> None:
+        """Where the kernel stands: its last run's verdict, an error, or what to press."""
+        self.show(verdict_text(self._style, run, error, stale, snapshot, grad, report))
 
     def show(self, text: Text | str) -> None:
         self.remove_class("-busy")
@@ -117,7 +158,7 @@ class VerdictBar(Horizontal):
         else:
             bar.update(total=1.0, progress=max(0.0, min(1.0, fraction)))
         line = Text(no_wrap=True, overflow="ellipsis")
-        line.append("⏳ ", style="yellow")
+        line.append("⏳ ", style=self._style("busy"))
         line.append(message)
-        line.append("   esc cancels", style="dim")
+        line.append(f"   {key('cancel')} cancels", style=self._style("hint"))
         self.query_one("#verdict", Static).update(line, layout=False)
