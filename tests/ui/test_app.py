@@ -269,11 +269,11 @@ async def test_palette_help_and_cancel() -> None:
 async def test_keys_answer_and_escape_cancels_while_running() -> None:
     app = WorkbenchApp(snapshot=True, watch=False)
     async with app.run_test(size=SIZE) as pilot:
-        # attention_backward at seq 128 is one dispatch of several seconds on lavapipe.
         await open_at(pilot, "10_backward_attention.wgsl:attention_backward", seq="128")
         tabs = app.main.query_one(TabbedContent)
-        # The test holds the GPU lock, so the run stays in flight until escape has been handled
-        # however loaded the machine is: behaviour is asserted here, latency in bench_ui.py.
+        # The test holds the GPU lock, so the run stays in flight (waiting for the GPU) until
+        # escape has been handled, however loaded the machine is; a run cancelled before it gets
+        # the GPU never starts. Behaviour is asserted here, latency in benchmarks/bench_ui.py.
         with app.gpu_lock:
             await post_key(pilot, "r", lambda: app.main.busy == "run")
             await post_key(pilot, "6", lambda: tabs.active == "tab-bindings")
