@@ -52,6 +52,7 @@ from workbench.screens.load_npy import LoadNpyScreen
 from workbench.screens.main import MainScreen
 from workbench.screens.save_fixture import SaveFixtureScreen
 from workbench.session import Case, Run, Session
+from workbench.viewmodel.advice import ui_message
 from workbench.viewmodel.cases import build_case
 from workbench.viewmodel.form import default_form
 from workbench.viewmodel.keys import key
@@ -147,7 +148,7 @@ class WorkbenchApp(App[None]):
             with self.gpu_lock:
                 session.open_device()  # now, not at the first run
         except WorkbenchError as exc:
-            self.post_message(OpenFailed(str(exc), "no adapter"))
+            self.post_message(OpenFailed(ui_message(exc), "no adapter"))
             return
         except Exception as exc:  # a bug below the UI: say so in the view, not as a crash
             self.post_message(OpenFailed(f"internal error: {type(exc).__name__}: {exc}", "failed"))
@@ -249,7 +250,7 @@ class WorkbenchApp(App[None]):
                 new = session.with_adapter(index)
                 new.open_device()  # fail here, with a message, not at the next run
         except WorkbenchError as exc:
-            self.post_message(AdapterFailed(str(exc)))
+            self.post_message(AdapterFailed(ui_message(exc)))
             return
         self.post_message(AdapterSwitched(new, old))
 

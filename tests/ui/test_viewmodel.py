@@ -248,3 +248,14 @@ def test_the_view_model_imports_neither_textual_nor_rich_nor_wgpu() -> None:
         "assert not bad, bad\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_every_advice_is_worded_for_the_ui_without_flags() -> None:
+    from workbench.errors import Advice, LimitError, WorkbenchError
+    from workbench.viewmodel.advice import ADVICE, ui_message
+
+    assert set(ADVICE) == set(Advice)
+    assert not [text for text in ADVICE.values() if "--" in text]
+    assert ui_message(WorkbenchError("no such kernel")) == "no such kernel"
+    refused = LimitError("needs 9 GiB of 4 GiB", advice=Advice.OTHER_ADAPTER)
+    assert ui_message(refused) == "needs 9 GiB of 4 GiB; press a to choose another adapter"

@@ -20,6 +20,7 @@ from textual.worker import Worker, WorkerState, get_current_worker
 
 from workbench.errors import WorkbenchError
 from workbench.messages import KernelChecked
+from workbench.viewmodel.advice import ui_message
 
 if TYPE_CHECKING:
     from workbench.session import Case, Session
@@ -80,7 +81,7 @@ class CheckAllScreen(Screen[None]):
                 ok: bool | None = all(r.ok for r in report.results)
                 summary = "; ".join(f"{r.kind} {r.summary}" for r in report.results)
             except WorkbenchError as exc:
-                ok, summary = None, str(exc).split("\n", 1)[0]
+                ok, summary = None, ui_message(exc).split("\n", 1)[0]
             except Exception as exc:  # a broken spec or check is a row, not a crash
                 ok, summary = None, f"internal error: {type(exc).__name__}: {exc}"
             self.post_message(KernelChecked(name, ok, summary))

@@ -43,6 +43,7 @@ from workbench.messages import (
 )
 from workbench.session import Case, Run, Session, StatusKind
 from workbench.specs.base import KernelSpec
+from workbench.viewmodel.advice import ui_message
 from workbench.viewmodel.cases import build_case, limit_problem, plan_case
 from workbench.viewmodel.form import FormState, default_form, dims_of, parse_form
 from workbench.viewmodel.kernel_state import (
@@ -493,7 +494,7 @@ class MainScreen(Screen):
         except CompileError as exc:
             outcome = RunFailed(key_, kind, str(exc), compile=True)
         except WorkbenchError as exc:
-            outcome = RunFailed(key_, kind, str(exc))
+            outcome = RunFailed(key_, kind, ui_message(exc))
         except Exception as exc:  # never let a bug in a spec or check kill the UI: show it
             outcome = RunFailed(key_, kind, f"internal error: {type(exc).__name__}: {exc}")
         self.post_message(RunCancelled(key_, kind) if cancel.is_set() else outcome)

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from workbench.errors import LimitError, WorkbenchError
+from workbench.viewmodel.advice import ui_message
 from workbench.viewmodel.form import FormState, parse_form
 
 if TYPE_CHECKING:
@@ -32,7 +33,7 @@ def build_case(session: Session, kernel: Kernel, spec: KernelSpec | None, state:
 def limit_problem(session: Session, case: Case) -> str | None:
     """The adapter limit this case would exceed, said before anything is allocated."""
     refusal = session.limit_refusal(case)
-    return f"refused: {refusal}" if refusal else None
+    return f"refused: {ui_message(refusal)}" if refusal else None
 
 
 def plan_case(
@@ -43,9 +44,9 @@ def plan_case(
         case = build_case(session, kernel, spec, state)
         refusal = limit_problem(session, case)
     except LimitError as exc:
-        return None, (f"refused: {exc}",)
+        return None, (f"refused: {ui_message(exc)}",)
     except WorkbenchError as exc:
-        return None, (str(exc),)
+        return None, (ui_message(exc),)
     except Exception as exc:  # a spec's own bug must not take the UI down; show it
         return None, (f"internal error while planning: {type(exc).__name__}: {exc}",)
     return case, ((refusal,) if refusal else ())
