@@ -135,7 +135,6 @@ class View:
     corpus_root: Path | None = None
     features: frozenset[str] = frozenset()
     show_module: bool = False
-    grad: bool = False  # the kernel has a gradient check (a forward/backward link)
 
     def ms(self, value: float) -> str:
         """A duration as shown: masked in snapshot mode so pictures do not change."""
