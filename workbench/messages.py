@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from workbench.checks import CheckReport
     from workbench.fixtures import ReplayResult
     from workbench.session import Case, Run, Session, Status
+    from workbench.viewmodel.form import FormKey
     from workbench.viewmodel.status import KernelStatus
     from workbench.wgsl.corpus import Corpus
 
@@ -49,7 +50,7 @@ class CasePlanned(WorkerMessage):
     """A form was planned into a case (None with the problems that stop it)."""
 
     def __init__(
-        self, key: str, form_key: tuple, case: Case | None, problems: tuple[str, ...]
+        self, key: str, form_key: FormKey, case: Case | None, problems: tuple[str, ...]
     ) -> None:
         super().__init__()
         self.key = key

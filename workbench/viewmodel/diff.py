@@ -34,7 +34,8 @@ def tolerance_ratio(run: Run, name: str) -> np.ndarray:
     """|got - ref| / (atol + rtol |ref|) per element of output `name`, at the tolerance its
     comparison used; a non-finite mismatch counts as inf (`closeness.tolerance_ratio`)."""
     c = run.compare[name]
-    return closeness.tolerance_ratio(run.outputs[name], run.reference[name], c.rtol, c.atol)
+    reference = run.reference or {}  # a run with comparisons has its reference
+    return closeness.tolerance_ratio(run.outputs[name], reference[name], c.rtol, c.atol)
 
 
 def closest(run: Run, name: str, count: int, ratio: np.ndarray | None = None) -> list[Element]:
@@ -46,7 +47,7 @@ def closest(run: Run, name: str, count: int, ratio: np.ndarray | None = None) ->
     top = np.argpartition(-ratio, k - 1)[:k]
     top = top[np.argsort(-ratio[top], kind="stable")]
     got = run.outputs[name].ravel()
-    ref = np.asarray(run.reference[name]).ravel()
+    ref = np.asarray((run.reference or {})[name]).ravel()
     axes = run.case.plan(name).axes
     shape = run.outputs[name].shape
     out = []

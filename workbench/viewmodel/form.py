@@ -10,6 +10,8 @@ from dataclasses import dataclass, field, replace
 
 from workbench.specs.base import Dim, KernelSpec
 
+FormKey = tuple[object, ...]
+
 ADHOC_DIMS = (Dim("n", 1024, lo=0, hi=1 << 28, doc="elements of every runtime-sized binding"),)
 
 
@@ -23,7 +25,7 @@ class FormState:
     special: bool = False
 
     @property
-    def key(self) -> tuple:
+    def key(self) -> FormKey:
         """Equal for two forms that describe the same case (blank recipes and spaces ignored)."""
         return (
             tuple(sorted(self.dims.items())),

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from workbench.specs.registry import spec_for
 from workbench.units import fmt_ms
-from workbench.viewmodel.form import FormState
+from workbench.viewmodel.form import FormKey, FormState
 from workbench.viewmodel.status import KernelStatus
 
 if TYPE_CHECKING:
@@ -48,7 +48,7 @@ class KernelState:
 
     form: FormState
     case: Case | None = None
-    case_key: tuple | None = None
+    case_key: FormKey | None = None
     problems: tuple[str, ...] = ()
     run: Run | None = None
     report: CheckReport | None = None
@@ -68,7 +68,7 @@ class KernelState:
         """The case on hand was planned from the form as it is now."""
         return self.case_key == self.form.key
 
-    def plan_done(self, form_key: tuple, case: Case | None, problems: tuple[str, ...]) -> bool:
+    def plan_done(self, form_key: FormKey, case: Case | None, problems: tuple[str, ...]) -> bool:
         """Keep a finished plan; False when the form has moved on (a newer plan is coming)."""
         if self.form.key != form_key:
             return False
