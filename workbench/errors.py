@@ -22,6 +22,8 @@ class Advice(StrEnum):
     SET_UNIFORM = "set_uniform"  # set a uniform's fields instead of sizing it
     OVERWRITE = "overwrite"  # replace what exists
     FORCE_TOLERANCE = "force_tolerance"  # accept a tolerance over the ceiling
+    GIVE_OVERRIDE = "give_override"  # give a pipeline-overridable constant a value
+    SET_GRID = "set_grid"  # give the dispatch grid explicitly
 
 
 class WorkbenchError(Exception):

@@ -191,7 +191,8 @@ def plan_case(
         name = ep.needs[0]
         raise UserError(
             f"{k.file}:{k.name}: override {name} has no default and sizes the kernel; give its "
-            f"value (--override {name}=V, or overrides = {{ {name} = V }} in workbench.toml)"
+            f"value (an override {name}=V, or overrides = {{ {name} = V }} in workbench.toml)",
+            advice=Advice.GIVE_OVERRIDE,
         )
     if spec is not None:
         case = _spec_case(k, ep, adapter, spec, dims or {}, sizes or {}, seed, grid)

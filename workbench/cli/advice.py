@@ -14,6 +14,8 @@ ADVICE: dict[Advice, str] = {
     Advice.SET_UNIFORM: "set a uniform's fields with --set UNIFORM.FIELD=V",
     Advice.OVERWRITE: "overwrite it with --force",
     Advice.FORCE_TOLERANCE: "give --force-tolerance if you mean it",
+    Advice.GIVE_OVERRIDE: "give it with --override NAME=V",
+    Advice.SET_GRID: "set the grid with --grid X,Y,Z",
 }
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from workbench.errors import LimitError
+from workbench.errors import Advice, LimitError
 from workbench.gpu.adapters import AdapterInfo
 from workbench.wgsl.reflect import Binding, EntryPoint
 
@@ -103,8 +103,9 @@ def check_limits(
             f"{where}: grid {'x'.join(map(str, grid))} needs {grid[0]:,} workgroups in x, over "
             f"the adapter's {per_dim:,} per dimension, and the kernel does not read "
             "@builtin(num_workgroups), so folding the grid into 2-D would leave part of its "
-            "output unwritten; give a 2-D grid with --grid X,Y,Z (the kernel indexing with "
-            "workgroup_id.y), read num_workgroups to rebuild the flat index, or use smaller sizes"
+            "output unwritten; give a 2-D grid X,Y,Z (the kernel indexing with "
+            "workgroup_id.y), read num_workgroups to rebuild the flat index, or use smaller sizes",
+            advice=Advice.SET_GRID,
         )
     folded = fold_grid(grid, per_dim)
     if any(v > per_dim for v in folded):
