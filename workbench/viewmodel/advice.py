@@ -13,6 +13,8 @@ ADVICE: dict[Advice, str] = {
     Advice.SET_UNIFORM: "describe the uniform's fields in the corpus's workbench.toml",
     Advice.OVERWRITE: "save it under another name, or answer y to overwrite it",
     Advice.FORCE_TOLERANCE: "use a tolerance at or under the ceiling",
+    Advice.GIVE_OVERRIDE: "give it a value in the corpus's workbench.toml (overrides = { NAME = V })",
+    Advice.SET_GRID: "describe the kernel's grid in the corpus's workbench.toml",
 }
 
 
