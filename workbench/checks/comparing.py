@@ -33,19 +33,13 @@ def compare_results(run: Run) -> list[CheckResult]:
     if not run.case.spec.has_reference:
         why = f"no reference: {run.case.spec.described} gives it no [reference] table"
         return [skipped("compare", run.case.name, why)]
-    out = []
-    for name, cmp in run.compare.items():
-        out.append(
-            comparison_result(
-                "compare",
-                name,
-                cmp,
-                run.outputs[name],
-                run.reference[name],
-                run.case.plan(name).axes,
-            )
+    reference = run.reference or {}
+    return [
+        comparison_result(
+            "compare", name, cmp, run.outputs[name], reference[name], run.case.plan(name).axes
         )
-    return out
+        for name, cmp in run.compare.items()
+    ]
 
 
 def comparison_result(
@@ -58,7 +52,7 @@ def comparison_result(
     labels: tuple[str, str] = ("got", "reference"),
 ) -> CheckResult:
     """A `Comparison` as a result: summary, every figure, and the worst elements as rows."""
-    rows = [
+    rows: list[tuple[str, ...]] = [
         (
             m.named,
             fmt_val(m.got),
@@ -127,7 +121,7 @@ def _largest_errors(
     k = min(k, diff.size)
     top = np.argpartition(-diff, k - 1)[:k]
     top = top[np.argsort(-diff[top], kind="stable")]
-    rows = []
+    rows: list[tuple[str, ...]] = []
     for flat in top:
         if diff[flat] <= 0:
             break

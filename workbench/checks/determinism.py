@@ -105,7 +105,7 @@ def _result(case: Case, name: str, outs: list[np.ndarray], note: str | None) -> 
             if not differ.ravel()[flat]:
                 break
             idx = tuple(int(v) for v in np.unravel_index(flat, differ.shape))
-            distinct = len(set(bits[(slice(None), *idx)].tolist()))
+            distinct = len(set(bits.reshape(n, -1)[:, flat].tolist()))
             rows.append(
                 (
                     name_index(idx, axes),

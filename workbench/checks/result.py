@@ -8,7 +8,7 @@ Also the callbacks checks default to.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -37,7 +37,7 @@ class CheckResult:
     summary: str
     details: dict[str, Any] = field(default_factory=dict)
     columns: tuple[str, ...] = ()
-    rows: list[tuple[str, ...]] = field(default_factory=list)
+    rows: Sequence[tuple[str, ...]] = field(default_factory=list)
     skipped: bool = False  # not run (missing feature, nothing to check); ok stays True
 
     def to_json(self) -> dict[str, Any]:

@@ -102,7 +102,7 @@ def check_case(
             report.cancelled = True
             break
         say = say_for(kind)
-        if kind == "compare":
+        if kind == "compare" and first is not None:
             report.results += compare_results(first)
         elif kind == "evidence":
             report.results += evidence_results(session, case, first)
