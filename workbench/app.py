@@ -182,7 +182,7 @@ class WorkbenchApp(App[None]):
     @staticmethod
     def _scan(root: Path) -> dict[Path, tuple[int, int]]:
         out: dict[Path, tuple[int, int]] = {}
-        for p in [*root.rglob("*.wgsl"), root / "wgslconfig.toml"]:
+        for p in [*root.rglob("*.wgsl"), root / "wgslconfig.toml", root / "workbench.toml"]:
             try:
                 st = p.stat()
             except OSError:

@@ -310,7 +310,10 @@ class Session:
         missing = self.missing_features(kernel)
         if missing:
             return Status(StatusKind.NEEDS, missing)
-        described = self.described.get(kernel.name)
+        try:
+            described = self.described.get(kernel.name)
+        except WorkbenchError as exc:
+            return Status(StatusKind.ERROR, error=exc)
         overrides = described.overrides if described is not None else {}
         needs = set(kernel.entry_point.needs) - set(overrides)
         if needs:

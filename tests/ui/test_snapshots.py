@@ -51,3 +51,45 @@ def test_first_screen(snap_compare) -> None:
 )
 def test_tab(snap_compare, keys: tuple[str, ...]) -> None:
     assert snap_compare(_app(), terminal_size=SIZE, run_before=_swiglu(keys))
+
+
+def _own_corpus(tmp_path, described: bool) -> WorkbenchApp:
+    from tests.described.corpora import matmul_corpus
+
+    root = matmul_corpus(tmp_path, toml=None if not described else MATMUL_SMALL)
+    return WorkbenchApp(corpus=root, snapshot=True, watch=False)
+
+
+MATMUL_SMALL = """
+[kernels.matmul]
+doc = "C = A @ B with 16x16 tiles"
+dims = { M = 20, N = 40, K = 24 }
+grid = ["ceil(N / 16)", "ceil(M / 16)", 1]
+[kernels.matmul.uniforms]
+dims = ["M", "N", "K", 0]
+[kernels.matmul.buffers]
+A = { shape = ["M", "K"], input = "randn:1" }
+B = { shape = ["K", "N"], input = "uniform:-1:1:2" }
+C = { shape = ["M", "N"], output = true }
+[kernels.matmul.reference]
+function = "refs.py:matmul"
+rtol = 1e-5
+atol = 1e-5
+"""
+
+
+def test_described_kernel_view(snap_compare, tmp_path) -> None:
+    async def before(pilot: Pilot) -> None:
+        await settle(pilot)
+        await press_settled(pilot, "r")
+
+    app = _own_corpus(tmp_path, described=True)
+    assert snap_compare(app, terminal_size=SIZE, run_before=before)
+
+
+def test_adhoc_kernel_with_editable_uniforms(snap_compare, tmp_path) -> None:
+    async def before(pilot: Pilot) -> None:
+        await settle(pilot)
+
+    app = _own_corpus(tmp_path, described=False)
+    assert snap_compare(app, terminal_size=SIZE, run_before=before)

@@ -45,7 +45,8 @@ from workbench.session import Case, Run, Session, StatusKind
 from workbench.specs.base import KernelSpec
 from workbench.viewmodel.advice import ui_message
 from workbench.viewmodel.cases import build_case, limit_problem, plan_case
-from workbench.viewmodel.form import FormState, default_form, dims_of, parse_form
+from workbench.viewmodel.describe import write_description
+from workbench.viewmodel.form import FormState, default_form, dims_of, parse_form, uniform_paths
 from workbench.viewmodel.kernel_state import (
     KernelState,
     View,
@@ -242,6 +243,8 @@ class MainScreen(Screen):
             return self.wb.session.spec(kernel), ""
         except SpecMismatchError as exc:
             return None, str(exc)
+        except WorkbenchError as exc:  # a workbench.toml that cannot be used: say why
+            return None, ui_message(exc)
 
     @on(KernelBrowser.Selected)
     async def _selected(self, event: KernelBrowser.Selected) -> None:
@@ -271,7 +274,12 @@ class MainScreen(Screen):
             st.source_fine(status)
         self._title(kernel, spec, mismatch)
         self.query_one("#kernel-view").remove_class("-empty")
-        await self.form.set_kernel(spec, st.form)
+        await self.form.set_kernel(
+            spec,
+            st.form,
+            tuple(uniform_paths(kernel.entry_point.bindings)) if kernel.entry_point else (),
+            tuple(kernel.module.overrides) if kernel.module else (),
+        )
         self.refresh_view()
         self.refresh_bindings()
         if rerun and st.run is not None and not kernel.problem:
@@ -653,6 +661,22 @@ class MainScreen(Screen):
 
     def action_save_fixture(self) -> None:
         self.wb.action_save_fixture()
+
+    def action_describe(self) -> None:
+        """Write the current kernel's settings into the corpus's workbench.toml; the corpus
+        reloads, and the kernel is described from then on."""
+        st = self.current_state()
+        session = self.wb.session
+        if st is None or st.case is None or session is None:
+            self.notify("nothing to describe yet: the case is not planned", severity="warning")
+            return
+        try:
+            path = write_description(st.case, Path(session.corpus.root))
+        except WorkbenchError as exc:
+            self.notify(ui_message(exc), severity="error")
+            return
+        self.notify(f"{st.case.name} described in {path}")
+        self.wb.poll_files()
 
     async def show_case(self, case: Case, run: Run | None, error: str | None = None) -> None:
         """Show a case made elsewhere (a fixture) and its run, as if it had been run here.

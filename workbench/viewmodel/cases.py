@@ -23,7 +23,14 @@ def build_case(session: Session, kernel: Kernel, spec: KernelSpec | None, state:
     if parsed.problems:
         raise WorkbenchError("; ".join(parsed.problems))
     case = session.case(
-        kernel, dims=parsed.dims, inputs=parsed.inputs, seed=parsed.seed, adhoc=spec is None
+        kernel,
+        dims=parsed.dims,
+        inputs=parsed.inputs,
+        sets=parsed.sets,
+        seed=parsed.seed,
+        adhoc=spec is None,
+        grid=parsed.grid,
+        overrides=parsed.overrides,
     )
     if parsed.special:
         spread_specials(case)

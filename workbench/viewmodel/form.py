@@ -1,7 +1,9 @@
 """The case form as typed (`FormState`: every value text) and its parsing into case arguments.
 
 `parse_form` never raises: a bad value becomes a one-line problem naming the field and what it
-accepts, shown inline beside the form.
+accepts, shown inline beside the form. An ad-hoc kernel's form also holds its uniform fields
+(`sets`, by path such as `dims.x`), the workgroup counts (`grid`, blank: planned) and the values of
+its `override` constants; blank fields keep what planning gives.
 """
 
 from __future__ import annotations
@@ -9,6 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 
 from workbench.specs.base import Dim, KernelSpec
+from workbench.wgsl.reflect import Binding
+from workbench.wgsl.types import WType
 
 FormKey = tuple[object, ...]
 
@@ -23,15 +27,21 @@ class FormState:
     seed: str = "0"
     recipes: dict[str, str] = field(default_factory=dict)
     special: bool = False
+    sets: dict[str, str] = field(default_factory=dict)
+    grid: str = ""
+    overrides: dict[str, str] = field(default_factory=dict)
 
     @property
     def key(self) -> FormKey:
-        """Equal for two forms that describe the same case (blank recipes and spaces ignored)."""
+        """Equal for two forms that describe the same case (blank fields and spaces ignored)."""
         return (
             tuple(sorted(self.dims.items())),
             self.seed.strip(),
-            tuple(sorted((k, v.strip()) for k, v in self.recipes.items() if v.strip())),
+            _filled(self.recipes),
             self.special,
+            _filled(self.sets),
+            self.grid.strip(),
+            _filled(self.overrides),
         )
 
     def with_dim(self, name: str, value: str) -> FormState:
@@ -51,7 +61,29 @@ class FormState:
             return replace(self, seed=str(value))
         if field_id == "special":
             return replace(self, special=bool(value))
+        if field_id.startswith("set-"):
+            path = field_id_path(field_id.removeprefix("set-"))
+            return replace(self, sets={**self.sets, path: str(value)})
+        if field_id == "grid":
+            return replace(self, grid=str(value))
+        if field_id.startswith("override-"):
+            name = field_id.removeprefix("override-")
+            return replace(self, overrides={**self.overrides, name: str(value)})
         return self
+
+
+def _filled(fields: dict[str, str]) -> tuple[tuple[str, str], ...]:
+    return tuple(sorted((k, v.strip()) for k, v in fields.items() if v.strip()))
+
+
+def path_field_id(path: str) -> str:
+    """A uniform field's path (`dims.x`) as a widget id part (`dims-x`: ids have no dots, and
+    WGSL names have no hyphens)."""
+    return path.replace(".", "-")
+
+
+def field_id_path(part: str) -> str:
+    return part.replace("-", ".")
 
 
 @dataclass(frozen=True)
@@ -63,6 +95,9 @@ class ParsedForm:
     inputs: dict[str, str]
     special: bool
     problems: tuple[str, ...] = ()
+    sets: dict[str, float] = field(default_factory=dict)
+    grid: tuple[int, int, int] | None = None
+    overrides: dict[str, float] = field(default_factory=dict)
 
 
 def dims_of(spec: KernelSpec | None) -> tuple[Dim, ...]:
@@ -99,4 +134,64 @@ def parse_form(state: FormState, spec: KernelSpec | None) -> ParsedForm:
     except ValueError:
         problems.append(f"seed: {state.seed!r} is not a whole number >= 0")
     inputs = {k: v.strip() for k, v in state.recipes.items() if v.strip()}
-    return ParsedForm(dims, seed, inputs, state.special, tuple(problems))
+    sets = _numbers(state.sets, problems)
+    overrides = _numbers(state.overrides, problems)
+    grid = None
+    if state.grid.strip():
+        parts = [p.strip().replace(",", "") for p in state.grid.replace("×", ",").split(",")]
+        if len(parts) > 3 or not all(p.isdigit() for p in parts):
+            problems.append(f"grid: {state.grid!r} is not 1 to 3 whole numbers X,Y,Z")
+        else:
+            x, y, z = (int(p) for p in (*parts, "1", "1")[:3])
+            grid = (x, y, z)
+    return ParsedForm(dims, seed, inputs, state.special, tuple(problems), sets, grid, overrides)
+
+
+def _numbers(fields: dict[str, str], problems: list[str]) -> dict[str, float]:
+    """The filled fields as numbers; a field that is not one becomes a problem."""
+    out: dict[str, float] = {}
+    for name, text in fields.items():
+        if not text.strip():
+            continue
+        try:
+            value = float(text.strip().replace("_", ""))
+        except ValueError:
+            problems.append(f"{name}: {text!r} is not a number")
+            continue
+        out[name] = int(value) if value.is_integer() else value
+    return out
+
+
+def uniform_paths(bindings: tuple[Binding, ...]) -> list[str]:
+    """The editable fields of the uniform bindings: scalars by name, vector lanes and struct
+    members by path (`dims.x`, `params.scale`); arrays and matrices are left to `--set`."""
+    out: list[str] = []
+    for b in bindings:
+        if b.space == "uniform":
+            out += _paths(b.type, b.name)
+    return out
+
+
+def _paths(t: WType, path: str) -> list[str]:
+    if t.kind in ("scalar", "atomic"):
+        return [path]
+    if t.kind == "vector":
+        return [f"{path}.{lane}" for lane in "xyzw"[: t.count or 4]]
+    if t.kind == "struct":
+        return [p for m in t.members for p in _paths(m.type, f"{path}.{m.name}")]
+    return []
+
+
+def uniform_value(uniforms: dict[str, object], path: str) -> object:
+    """The planned value at `path` (`dims.x`) of a case's uniform values, or None."""
+    head, *rest = path.split(".")
+    value = uniforms.get(head)
+    for part in rest:
+        if isinstance(value, dict):
+            value = value.get(part)
+        elif isinstance(value, list) and part in "xyzw":
+            index = "xyzw".index(part)
+            value = value[index] if index < len(value) else None
+        else:
+            return None
+    return value

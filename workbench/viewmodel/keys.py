@@ -143,6 +143,15 @@ KEYS: tuple[Key, ...] = (
     ),
     Key("reload", "", "reload", "", "re-read every WGSL file now", "Reload corpus", scope="app"),
     Key(
+        "describe",
+        "",
+        "describe",
+        "",
+        "write this kernel's settings (dims, sizes, uniforms, grid, recipes) into the corpus's "
+        "workbench.toml, keeping the rest of the file",
+        "Describe kernel in workbench.toml",
+    ),
+    Key(
         "load_npy",
         "",
         "load_npy",

@@ -1,5 +1,7 @@
 """The case form: dims, seed, special values and one input recipe per binding, plus the figures
-derived from them (n, grid, workgroups, bytes) and every problem with them shown inline.
+derived from them (n, grid, workgroups, bytes) and every problem with them shown inline. An
+ad-hoc kernel also gets a field per uniform field, one for the grid, and one per `override`
+constant (a blank field shows the planned value and keeps it).
 
 The form holds a `FormState` (text as typed) and posts `CaseForm.Changed` on every edit; parsing
 and planning happen in the view model and the screen, never here.
@@ -18,7 +20,7 @@ from textual.widgets import Button, Checkbox, Input, Label, Static
 from workbench.session import Case
 from workbench.specs.base import KernelSpec
 from workbench.units import fmt_bytes
-from workbench.viewmodel.form import FormState, dims_of
+from workbench.viewmodel.form import FormState, dims_of, path_field_id, uniform_value
 from workbench.widgets.form.recipe_grid import RecipeGrid
 from workbench.widgets.form.toggle import Toggle
 
@@ -80,6 +82,8 @@ class CaseForm(Vertical):
     def __init__(self, *, id: str | None = None, blink: bool = True) -> None:
         super().__init__(id=id)
         self._spec: KernelSpec | None = None
+        self._uniform_paths: tuple[str, ...] = ()
+        self._overrides: tuple[str, ...] = ()
         self._roles: list[tuple[str, str]] = []  # (name, role)
         self._state = FormState()
         self._blink = blink
@@ -89,10 +93,19 @@ class CaseForm(Vertical):
     def state(self) -> FormState:
         return self._state
 
-    async def set_kernel(self, spec: KernelSpec | None, state: FormState) -> None:
-        """Show the fields for `spec` (None: ad hoc) filled from `state`; the recipe fields come
-        with `set_roles`, once a planned case says which bindings are inputs."""
+    async def set_kernel(
+        self,
+        spec: KernelSpec | None,
+        state: FormState,
+        uniform_paths: tuple[str, ...] = (),
+        overrides: tuple[str, ...] = (),
+    ) -> None:
+        """Show the fields for `spec` (None: ad hoc, with fields for `uniform_paths` and the
+        grid) and the kernel's `overrides`, filled from `state`; the recipe fields come with
+        `set_roles`, once a planned case says which bindings are inputs."""
         self._spec = spec
+        self._uniform_paths = uniform_paths if spec is None else ()
+        self._overrides = overrides
         self._state = state
         self._roles = []
         self.ready = False
@@ -128,6 +141,24 @@ class CaseForm(Vertical):
                 yield self._input(self._state.seed, "seed")
             with Horizontal(classes="field"):
                 yield Toggle("special values", self._state.special, id="special", compact=True)
+            for path in self._uniform_paths:
+                with Horizontal(classes="field"):
+                    yield Label(path)
+                    inp = self._input(self._state.sets.get(path, ""), f"set-{path_field_id(path)}")
+                    inp.tooltip = f"uniform field {path}; blank: the planned value"
+                    yield inp
+            if self._spec is None:
+                with Horizontal(classes="field"):
+                    yield Label("grid")
+                    inp = self._input(self._state.grid, "grid")
+                    inp.tooltip = "workgroups X,Y,Z; blank: ceil(n / workgroup size x)"
+                    yield inp
+            for name in self._overrides:
+                with Horizontal(classes="field"):
+                    yield Label(name)
+                    inp = self._input(self._state.overrides.get(name, ""), f"override-{name}")
+                    inp.tooltip = f"override {name}; blank: its default"
+                    yield inp
         yield Static(id="derived")
         yield Static(id="problems", classes="-empty")
         yield RecipeGrid(self._spec is not None, self._blink)
@@ -137,6 +168,18 @@ class CaseForm(Vertical):
         self.show_problems(problems)
         self.show_derived(derived_text(case) if case is not None else "")
         self.show_sizes(case)
+        self.show_planned(case)
+
+    def show_planned(self, case: Case | None) -> None:
+        """The planned uniform values and grid as the placeholders of their blank fields."""
+        if not self.ready or case is None:
+            return
+        for path in self._uniform_paths:
+            value = uniform_value(case.uniforms, path)
+            for field_ in self.query(f"#set-{path_field_id(path)}").results(Input):
+                field_.placeholder = "" if value is None else f"{value:g}"
+        for field_ in self.query("#grid").results(Input):
+            field_.placeholder = ",".join(map(str, case.grid))
 
     def show_derived(self, text: Text | str) -> None:
         if self.ready:

@@ -24,10 +24,12 @@ class RecipeGrid(Grid):
             with Horizontal(classes="field"):
                 yield Label(name)
                 yield Label("", id=f"size-{name}", classes="size")
-                if role in ("input", "inout"):
+                # Ad hoc, a read_write buffer may be given an input too: it becomes in-out.
+                if role in ("input", "inout") or (role == "output" and not self.spec_inputs):
+                    default = "default" if role != "output" else "zeros: output"
                     box = Input(
                         self.recipes.get(name, ""),
-                        placeholder="spec inputs" if self.spec_inputs else "default",
+                        placeholder="spec inputs" if self.spec_inputs else default,
                         id=f"recipe-{name}",
                         compact=True,
                     )
