@@ -60,7 +60,7 @@ def evidence_results(session: Session, case: Case, first: Run | None = None) -> 
     filled = dict(case.inputs)
     for p in watched:
         if p.role == "output":
-            filled[p.name] = sentinel_fill(p.shape, p.dtype)
+            filled[p.name] = sentinel_fill(p.shape, np.dtype(p.dtype).name)
     if first is None:
         first = session.run(case, reference=False)
     marked = session.run(replace(case, inputs=filled), reference=False)
@@ -96,12 +96,12 @@ def _result(
         return CheckResult("evidence", name, False, summary, details)
     parts = []
     if n_unwritten:
-        first_at = name_index(np.unravel_index(int(np.argmax(unwritten)), plain.shape), axes)
+        first_at = _first(unwritten, axes)
         details["first_unwritten"] = first_at
         what = "unchanged" if role == "inout" else "never written"
         parts.append(f"warning: {n_unwritten:,} of {total:,} elements {what}, first at {first_at}")
     if n_differs:
-        first_at = name_index(np.unravel_index(int(np.argmax(differs)), plain.shape), axes)
+        first_at = _first(differs, axes)
         details["first_read_before_write"] = first_at
         parts.append(
             f"{n_differs:,} elements depend on the output's previous contents (first at "
@@ -112,3 +112,9 @@ def _result(
         parts.append(f"all {total:,} elements {'changed' if role == 'inout' else 'written'} ok")
     details["warning"] = bool(n_unwritten or n_differs)
     return CheckResult("evidence", name, True, f"{name}: " + "; ".join(parts), details)
+
+
+def _first(mask: np.ndarray, axes: tuple[str, ...]) -> str:
+    """The first True element of `mask`, named by `axes`."""
+    index = np.unravel_index(int(np.argmax(mask)), mask.shape)
+    return name_index([int(i) for i in index], axes)
