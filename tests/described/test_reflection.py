@@ -67,3 +67,32 @@ def test_override_sizing_a_binding_needs_a_default() -> None:
     text = "override n: u32;\n@group(0) @binding(0) var<storage> a: array<f32, n>;\n"
     with pytest.raises(ReflectionError, match="sized by override n, which has no default"):
         reflect(text)
+
+
+def test_unreached_subgroup_helper_does_not_refuse_a_fill(tmp_path) -> None:
+    """Without the subgroup feature the compiler rejects a module in which any function calls a
+    subgroup builtin; the fill's module leaves the unreached helper out (lines kept)."""
+    import wgpu
+
+    from workbench.wgsl.corpus import load_corpus
+
+    (tmp_path / "k.wgsl").write_text(
+        "@group(0) @binding(0) var<storage, read_write> out: array<f32>;\n"
+        "@must_use\nfn helper(v: f32) -> f32 { return subgroupAdd(v); }\n"
+        "@compute @workgroup_size(64)\n"
+        "fn fill(@builtin(global_invocation_id) g: vec3<u32>) { out[g.x] = 1.0; }\n"
+        "@compute @workgroup_size(64)\n"
+        "fn reduce(@builtin(global_invocation_id) g: vec3<u32>) { out[g.x] = helper(1.0); }\n"
+    )
+    kernels = {k.name: k for k in load_corpus(tmp_path).kernels}
+    fill, reduce = kernels["fill"], kernels["reduce"]
+    assert fill.features == () and reduce.features == ("subgroup",)
+    text, _ = fill.assemble(frozenset())
+    assert "subgroupAdd" not in text and text.count("\n") == fill.text.count("\n")
+    assert "subgroupAdd" in fill.assemble(frozenset({"subgroup"}))[0]
+    adapter = next(
+        a for a in wgpu.gpu.enumerate_adapters_sync() if "Vulkan" in a.info["backend_type"]
+    )
+    device = adapter.request_device_sync(required_features=[])
+    module = device.create_shader_module(code=text)
+    device.create_compute_pipeline(layout="auto", compute={"module": module, "entry_point": "fill"})

@@ -124,10 +124,28 @@ class Kernel:
             header.append(text + "\n")
             smap.add(file, line, 1, len(header))
         after = self._map_pieces(smap, len(header) + 1)
-        body = self.text + stub_definitions(self.text, self.file)
+        body = self._without_unreached(features) + stub_definitions(self.text, self.file)
         # Lines past the pieces are the host's (instrumentation, probe stubs): they map there.
         smap.add(HOST_LINES, 1, len(header) + body.count("\n") + 1 - after, after)
         return "".join(header) + body, smap
+
+    def _without_unreached(self, features: frozenset[str] | set[str]) -> str:
+        """The text, where the adapter lacks `subgroup` and only functions this entry point never
+        reaches use it, with every unreached function blanked (lines kept): the compiler
+        validates every function of a module, so an unused helper of a shared preamble would
+        otherwise refuse even a fill."""
+        mod, ep = self.module, self.entry_point
+        if "subgroup" in features or mod is None or ep is None:
+            return self.text
+        if not mod.uses_subgroups or "subgroup" in ep.features:
+            return self.text
+        text = self.text
+        reached = set(ep.functions)
+        for name, (start, end) in sorted(mod.functions.items(), key=lambda kv: -kv[1][0]):
+            if name not in reached:
+                blank = "".join(c if c == "\n" else " " for c in text[start:end])
+                text = text[:start] + blank + text[end:]
+        return text
 
     def locate(self, line: int) -> tuple[str, int]:
         """(file, line) of a line of `self.text`, e.g. one that reflection names."""

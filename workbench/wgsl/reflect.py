@@ -154,6 +154,7 @@ class EntryPoint:
     indexes_by_global_id: bool = False  # it takes @builtin(global_invocation_id)
     features: tuple[str, ...] = ()  # device features of what it reaches (wgpu names)
     f32_bits: tuple[str, ...] = ()  # array<atomic<u32>> bindings it reads as f32 bits
+    functions: tuple[str, ...] = ()  # the functions it reaches, itself included
 
 
 @dataclass
@@ -168,6 +169,7 @@ class ModuleInfo:
     entry_points: dict[str, EntryPoint] = field(default_factory=dict)
     uses_f16: bool = False
     uses_subgroups: bool = False
+    functions: dict[str, tuple[int, int]] = field(default_factory=dict)  # name -> text span
 
     @property
     def features(self) -> tuple[str, ...]:
@@ -206,6 +208,7 @@ class _Fn:
     line: int
     params: set[str] = field(default_factory=set)
     bitcast_loads: set[str] = field(default_factory=set)  # atomics read via bitcast<f32>
+    span: tuple[int, int] = (0, 0)  # text offsets from its first attribute to its closing brace
 
 
 def reflect(
@@ -339,6 +342,7 @@ class _Parser:
         if tok.text in ("enable", "requires", "diagnostic"):
             self._skip_to_semicolon()
             return
+        start = tok.offset
         attrs = self._attributes()
         tok = self._next()
         word = tok.text
@@ -356,7 +360,7 @@ class _Parser:
         elif word == "var":
             self._var(attrs, tok)
         elif word == "fn":
-            self._fn(attrs, tok)
+            self._fn(attrs, tok, start)
         elif word == "const_assert":
             self._skip_to_semicolon()
         else:
@@ -467,7 +471,7 @@ class _Parser:
             raise self._err(f"@{what} needs a non-negative integer that fits in u32", at)
         return int(value)
 
-    def _fn(self, attrs: dict[str, list[list[Token]]], at: Token) -> None:
+    def _fn(self, attrs: dict[str, list[list[Token]]], at: Token, start: int) -> None:
         name = self._ident().text
         params = self._skip_balanced("(", ")")
         while self._peek_text() != "{":
@@ -488,7 +492,9 @@ class _Parser:
             line_of(self.text, at.offset),
             param_idents,
             _bitcast_loads(body),
+            (start, self.toks[self.i - 1].offset + 1),
         )
+        self.info.functions[name] = self.fns[name].span
 
     # -- types and constant expressions --------------------------------------------------------
     def _type(self) -> WType:
@@ -617,7 +623,7 @@ class _Parser:
                 size.append(int(v))
             while len(size) < 3:
                 size.append(1)
-            used, bitcasts = self._reachable(fn.name)
+            used, bitcasts, reached = self._reachable(fn.name)
             bindings = sorted(
                 (b for n, b in self.info.bindings.items() if n in used),
                 key=lambda b: (b.group, b.binding),
@@ -647,10 +653,12 @@ class _Parser:
                 indexes_by_global_id="global_invocation_id" in fn.params,
                 features=tuple(features),
                 f32_bits=f32_bits,
+                functions=tuple(sorted(reached)),
             )
 
-    def _reachable(self, root: str) -> tuple[set[str], set[str]]:
-        """Identifiers of `root` and every function it calls, and the atomics they bitcast."""
+    def _reachable(self, root: str) -> tuple[set[str], set[str], set[str]]:
+        """Identifiers of `root` and every function it calls, the atomics they bitcast, and the
+        functions themselves."""
         seen_fns, idents, bitcasts, todo = {root}, set(), set(), [root]
         while todo:
             fn = self.fns[todo.pop()]
@@ -660,7 +668,7 @@ class _Parser:
                 if word in self.fns and word not in seen_fns:
                     seen_fns.add(word)
                     todo.append(word)
-        return idents, bitcasts
+        return idents, bitcasts, seen_fns
 
 
 def _bitcast_loads(body: list[Token]) -> set[str]:
