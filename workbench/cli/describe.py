@@ -9,7 +9,7 @@ from workbench.specs.starter import starter_description
 from workbench.wgsl.corpus import load_corpus
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
         "describe",
         help="print a starting workbench.toml description of a kernel, from reflection",

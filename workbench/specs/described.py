@@ -103,7 +103,7 @@ def load_descriptions(corpus: Corpus) -> dict[str, KernelSpec]:
         raise DescriptionError(f"{path}: kernels must be tables: [kernels.NAME]")
     refs = _RefsModule(corpus.root)
     specs: dict[str, KernelSpec] = {}
-    gradients: dict[str, tuple[_Where, dict]] = {}
+    gradients: dict[str, tuple[_Where, Any]] = {}
     for name, table in kernels.items():
         where = _Where(path, name)
         if not isinstance(table, dict):
@@ -131,7 +131,7 @@ def _kernel(corpus: Corpus, name: str, where: _Where) -> Kernel:
     return k
 
 
-def _check_keys(table: dict, allowed: tuple[str, ...], where: _Where, key: str) -> None:
+def _check_keys(table: dict[str, Any], allowed: tuple[str, ...], where: _Where, key: str) -> None:
     unknown = sorted(set(table) - set(allowed))
     if unknown:
         at = f"{key}.{unknown[0]}" if key else unknown[0]
@@ -139,11 +139,13 @@ def _check_keys(table: dict, allowed: tuple[str, ...], where: _Where, key: str) 
 
 
 def _describe(
-    corpus: Corpus, name: str, table: dict, where: _Where, refs: _RefsModule
+    corpus: Corpus, name: str, table: dict[str, Any], where: _Where, refs: _RefsModule
 ) -> KernelSpec:
     kernel = _kernel(corpus, name, where)
     _check_keys(table, KERNEL_KEYS, where, "")
     ep = kernel.entry_point
+    if ep is None:
+        raise where.error("", "the kernel has no entry point")
     dims = _dims(table.get("dims", {}), where)
     known = frozenset(d.name for d in dims)
     defaults = {d.name: d.default for d in dims}
@@ -276,7 +278,9 @@ def _integer(e: Expr, dims: Dims, where: _Where, key: str) -> int:
     return v
 
 
-def _grid(table: dict, known: frozenset[str], defaults: Dims, where: _Where) -> tuple[Expr, ...]:
+def _grid(
+    table: dict[str, Any], known: frozenset[str], defaults: Dims, where: _Where
+) -> tuple[Expr, ...]:
     if "grid" not in table:
         raise where.error(
             "grid", 'missing: give the workgroups per axis, e.g. grid = ["ceil(N / 16)", 1, 1]'
@@ -324,7 +328,9 @@ def _uniform_tree(t: WType, value: Any, known: frozenset[str], where: _Where, ke
         n = (t.count or 1) * (t.rows if t.kind == "matrix" else 1)
         if not isinstance(value, list) or len(value) != n:
             raise where.error(key, f"a {t.text} needs a list of {n} values")
-        elem = t.element if t.kind == "array" else WType("scalar", t.scalar or "f32", t.scalar)
+        elem = t.element if t.kind == "array" and t.element is not None else None
+        if elem is None:
+            elem = WType("scalar", t.scalar or "f32", t.scalar)
         return [_uniform_tree(elem, v, known, where, f"{key}[{i}]") for i, v in enumerate(value)]
     if t.kind == "struct":
         if not isinstance(value, dict):
@@ -619,7 +625,7 @@ def _with_gradient(
             raise where.error(f"gradient.wrt.{grad}", f"{grad} is not an output of {spec.name}")
     fspec = described.get(forward) or spec_for(forward)
     problem = _forward_problem(spec, fspec, forward, maps)
-    if problem:
+    if problem or fspec is None:
         return replace(spec, gradient_problem=problem)
     link = GradLink(
         forward_ref=_forward_ref(fspec),

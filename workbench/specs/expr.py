@@ -13,8 +13,11 @@ import math
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 Number = int | float
+# A parsed node: (kind, operands...), e.g. ("num", 3), ("+", left, right), ("call", "min", a, b).
+Node = tuple[Any, ...]
 
 _TOKEN = re.compile(r"\s*(?:(\d+)|([A-Za-z_][A-Za-z0-9_]*)|(//|[-+*/%(),]))")
 _FUNCTIONS: dict[str, tuple[int, Callable[..., Number]]] = {
@@ -37,7 +40,7 @@ class Expr:
 
     text: str
     names: frozenset[str]
-    _tree: tuple
+    _tree: Node
 
     def value(self, env: Mapping[str, Number]) -> Number:
         """The value with names taken from `env`."""
@@ -113,7 +116,7 @@ class _Parser:
             raise ExprError(f"{self.text!r}: expected {want!r}, found {found!r}")
         self.i += 1
 
-    def expression(self) -> tuple:
+    def expression(self) -> Node:
         self.depth += 1
         if self.depth > 50:
             raise ExprError(f"{self.text!r}: nested too deeply")
@@ -125,7 +128,7 @@ class _Parser:
         self.depth -= 1
         return left
 
-    def _term(self) -> tuple:
+    def _term(self) -> Node:
         left = self._unary()
         while self._peek() in ("*", "/", "//", "%"):
             op = self.t[self.i]
@@ -133,7 +136,7 @@ class _Parser:
             left = (op, left, self._unary())
         return left
 
-    def _unary(self) -> tuple:
+    def _unary(self) -> Node:
         if self._peek() == "-":
             self.i += 1
             return ("neg", self._unary())
@@ -142,7 +145,7 @@ class _Parser:
             return self._unary()
         return self._atom()
 
-    def _atom(self) -> tuple:
+    def _atom(self) -> Node:
         tok = self._peek()
         if tok is None:
             raise ExprError(f"{self.text!r}: ends too early")
@@ -165,7 +168,7 @@ class _Parser:
             return ("name", tok)
         raise ExprError(f"{self.text!r}: unexpected {tok!r}")
 
-    def _call(self, name: str) -> tuple:
+    def _call(self, name: str) -> Node:
         if name not in _FUNCTIONS:
             raise ExprError(f"{self.text!r}: unknown function {name} (ceil, min, max)")
         self._take("(")
@@ -181,10 +184,11 @@ class _Parser:
         return ("call", name, *args)
 
 
-def _eval(node: tuple, env: Mapping[str, Number]) -> Number:
+def _eval(node: Node, env: Mapping[str, Number]) -> Number:
     kind = node[0]
     if kind == "num":
-        return node[1]
+        value: Number = node[1]
+        return value
     if kind == "name":
         if node[1] not in env:
             raise ExprError(f"unknown name {node[1]}")
@@ -217,5 +221,5 @@ def _checked(v: Number) -> Number:
     return v
 
 
-def _show(node: tuple) -> str:
+def _show(node: Node) -> str:
     return str(node[1]) if node[0] in ("num", "name") else "the divisor"

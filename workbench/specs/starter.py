@@ -13,6 +13,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from workbench.errors import UserError
 from workbench.specs.described import host_dtype
 from workbench.wgsl.corpus import Kernel
 from workbench.wgsl.reflect import Binding
@@ -25,14 +26,15 @@ SIZE_NAMES = ("n", "size", "len", "count")
 
 
 def starter_description(kernel: Kernel) -> str:
-    """TOML text describing `kernel` as reflection sees it (the caller makes sure it has an entry
-    point)."""
+    """TOML text describing `kernel` as reflection sees it."""
     overrides = kernel.module.overrides if kernel.module else {}
     # An override without a default gets a guess, so the description runs as written.
     values = {
         o.name: o.default if o.default is not None else OVERRIDE_GUESS for o in overrides.values()
     }
     ep = kernel.resolved(values) or kernel.entry_point
+    if ep is None:
+        raise UserError(f"{kernel.file}:{kernel.name}: no @compute entry point to describe")
     name = kernel.name
     wx, wy, wz = ep.workgroup_size
     lines = [
