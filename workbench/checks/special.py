@@ -43,7 +43,7 @@ import numpy as np
 
 from workbench.checks.result import CheckResult, callbacks, fmt_err, skipped
 from workbench.checks.sizing import SCENARIOS, dims_text, sized
-from workbench.closeness import compare, tolerance_for
+from workbench.closeness import compare, same_nonfinite, tolerance_for
 from workbench.errors import UserError
 from workbench.session import Case, Session
 from workbench.specs.base import KernelSpec
@@ -269,8 +269,7 @@ def _scenario(
             tol=tol.scaled(1.0, scale, "special"),
         )
         if mode == "match":
-            same = (np.isnan(g) & np.isnan(r)) | (g_nf & r_nf & (g == r))
-            misplaced = int(((g_nf | r_nf) & ~same).sum())
+            misplaced = int(((g_nf | r_nf) & ~same_nonfinite(g, r)).sum())
         else:
             misplaced = int((g_nf & ~r_nf).sum())
         finite_bad = cmp.n_bad - cmp.n_nonfinite_mismatch
