@@ -18,6 +18,8 @@ from typing import TYPE_CHECKING
 from textual.message import Message
 
 if TYPE_CHECKING:
+    from workbench.bench.ab import ABResult
+    from workbench.bench.sweep import SweepResult
     from workbench.checks import CheckReport
     from workbench.fixtures import ReplayResult
     from workbench.session import Case, Run, Session, Status
@@ -207,3 +209,20 @@ class FixtureReplayed(WorkerMessage):
     def __init__(self, result: ReplayResult) -> None:
         super().__init__()
         self.result = result
+
+
+class BenchFinished(WorkerMessage):
+    """The bench screen: a sweep or A/B finished (`cancelled`: partial results)."""
+
+    def __init__(self, result: SweepResult | ABResult, cancelled: bool) -> None:
+        super().__init__()
+        self.result = result
+        self.cancelled = cancelled
+
+
+class BenchFailed(WorkerMessage):
+    """The bench screen: the sweep or A/B could not run (one line)."""
+
+    def __init__(self, error: str) -> None:
+        super().__init__()
+        self.error = error

@@ -31,7 +31,7 @@ from workbench.closeness import (
 from workbench.errors import CompileError, LimitError, UserError, WorkbenchError
 from workbench.gpu.adapters import AdapterInfo, choose_adapter, list_adapters
 from workbench.gpu.device import Bound, BufferPlan, DeviceBuffer, GpuContext
-from workbench.gpu.roofline import Roofline, roofline
+from workbench.gpu.roofline import Roofline, cached, roofline
 from workbench.gpu.timing import Budget, ClockCheck, Timing
 from workbench.gpu.uniforms import pack_uniform
 from workbench.jsonable import jsonable
@@ -440,6 +440,10 @@ class Session:
     def roofline(self, budget: Budget | None = None) -> Roofline:
         """This adapter's measured roofline (measured once per process)."""
         return roofline(self.gpu, budget)
+
+    def measured_roofline(self) -> Roofline | None:
+        """The roofline if it was already measured in this process (no GPU work)."""
+        return cached(self.gpu)
 
     def run(
         self,

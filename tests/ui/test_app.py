@@ -15,6 +15,7 @@ from textual.widgets import DataTable, Static, TabbedContent
 
 from workbench.app import WorkbenchApp
 from workbench.gpu.adapters import list_adapters
+from workbench.gpu.timing import MIN_ROUNDS
 from workbench.screens.adapters import AdapterScreen
 from workbench.screens.check_all import CheckAllScreen
 from workbench.screens.confirm import ConfirmScreen
@@ -112,9 +113,11 @@ async def test_bench_gradcheck_and_limit_refusal() -> None:
         await open_at(pilot, SWIGLU, seq="4", d_ff="300")
         await press_settled(pilot, "b")
         run = app.main.current_run()
-        assert run is not None and run.timing is not None and run.timing.reps == 20
+        # Repetitions follow the time budget: at least MIN_ROUNDS, however slow the adapter.
+        assert run is not None and run.timing is not None and run.timing.reps >= MIN_ROUNDS
         assert app.main.query_one(TabbedContent).active == "tab-timing"
         assert "median #.### ms" in _text(app, "#time-figures")  # masked in snapshot mode
+        assert "# reps" in _text(app, "#time-figures")
         await press_settled(pilot, "g")
         assert app.main.query_one(TabbedContent).active == "tab-gradients"
         report = app.main.states[SWIGLU].report
@@ -256,7 +259,7 @@ async def test_palette_help_and_cancel() -> None:
         await pilot.pause(0.5)
         await press_settled(pilot, "enter")
         run = app.main.current_run()
-        assert run is not None and run.timing is not None and run.timing.reps == 20
+        assert run is not None and run.timing is not None and run.timing.reps >= MIN_ROUNDS
         await pilot.press("question_mark")
         await pilot.pause()
         assert isinstance(app.screen, HelpScreen)

@@ -15,7 +15,7 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from workbench.specs.base import Dim, KernelSpec
+from workbench.specs.base import Cost, Dim, KernelSpec
 from workbench.viewmodel.diff import closest, tolerance_ratio
 from workbench.viewmodel.form import ADHOC_DIMS, FormState, default_form, parse_form
 from workbench.viewmodel.kernel_state import KernelState, View, error_location, view_of
@@ -123,9 +123,9 @@ def test_status_marks() -> None:
 
 
 # -- one kernel's state ----------------------------------------------------------------------------
-def _run(median: float | None = None) -> SimpleNamespace:
+def _run(median: float | None = None, cost: Cost | None = None) -> SimpleNamespace:
     timing = SimpleNamespace(reps=20, median_ms=median) if median is not None else None
-    return SimpleNamespace(timing=timing, case=None)
+    return SimpleNamespace(timing=timing, case=SimpleNamespace(cost=cost))
 
 
 def test_a_good_run_clears_a_run_error_and_keeps_bench_medians() -> None:
@@ -135,6 +135,17 @@ def test_a_good_run_clears_a_run_error_and_keeps_bench_medians() -> None:
     st.ran(_run(0.5))
     st.ran(_run())
     assert st.error is None and st.medians == [0.5]
+    assert st.benches == []  # no cost model: no place on the roofline
+
+
+def test_benches_with_a_cost_model_are_kept_as_roofline_points() -> None:
+    st = KernelState(form=FormState())
+    st.ran(_run(2.0, Cost(bytes=4 * 10**6, flops=10**6)))  # 2 GB/s, 0.5 GFLOP/s in 2 ms
+    st.ran(_run(1.0, Cost(bytes=4 * 10**6, flops=10**6)))
+    first, second = st.benches
+    assert first.label == "bench 1" and second.label == "bench 2"
+    assert first.gb_s == pytest.approx(2.0) and first.gflop_s == pytest.approx(0.5)
+    assert second.gb_s == pytest.approx(4.0) and second.intensity == pytest.approx(0.25)
 
 
 def test_a_compile_error_keeps_results_marked_stale_until_the_source_compiles() -> None:

@@ -13,6 +13,8 @@ import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from workbench.units import fmt_rate
+
 _LOCK = threading.Lock()  # plotext draws into one global figure
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
@@ -68,26 +70,27 @@ def roofline_chart(
             )
             if not faint:
                 # Numbers beside the markers, names in a key below: labels never collide.
+                step = (x_hi / x_lo) ** (2.0 / max(width, 30))  # two characters right
                 for k, p in enumerate(group, 1):
                     plt.text(
-                        f" {k}", p.intensity * 1.1, p.gflop_s, color="yellow", alignment="left"
+                        str(k), p.intensity * step, p.gflop_s, color="yellow", alignment="left"
                     )
         y_lo = min([*(p.gflop_s for p in shown), roof[0]])
         xt = _decades(x_lo, x_hi)
         yt = _decades(y_lo, peak_gflop_s)
         plt.xticks(xt, [f"{v:g}" for v in xt])
         plt.yticks(yt, [f"{v:g}" for v in yt])
-        plt.xlabel("arithmetic intensity, FLOP per byte (y: GFLOP/s)")
-        plt.title(
-            title
-            or f"{bandwidth_gb_s:,.1f} GB/s × intensity, up to {peak_gflop_s:,.0f} GFLOP/s "
-            f"(ridge {ridge:.3g} FLOP/B)"
-        )
         out = plt.build()
         plt.clf()
     current = [p for p in shown if not p.faint]
     if current:
         out += "\n" + "  ".join(f"{k} {p.label}" for k, p in enumerate(current, 1))
+    # Under the chart, not in plotext's title and labels, which it drops when the chart is narrow.
+    out += (
+        f"\n{title or 'roof'}: {fmt_rate(bandwidth_gb_s, 'B')} × FLOP/B, up to "
+        f"{fmt_rate(peak_gflop_s, 'FLOP')}; ridge {ridge:.3g} FLOP/B\n"
+        "x: FLOP per byte, y: GFLOP/s (both logarithmic)"
+    )
     if off:
         out += "\nno arithmetic, so not on the chart: " + ", ".join(
             f"{p.label} ({p.gb_s / bandwidth_gb_s:.0%} of the bandwidth)" for p in off

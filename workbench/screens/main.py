@@ -17,6 +17,8 @@ import os
 import shlex
 import subprocess
 import threading
+from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
 
@@ -41,7 +43,8 @@ from workbench.messages import (
     RunFinished,
     StatusChecked,
 )
-from workbench.session import Case, Run, Session, StatusKind
+from workbench.screens.bench import BenchScreen
+from workbench.session import Budget, Case, Run, Session, StatusKind
 from workbench.specs.base import KernelSpec
 from workbench.viewmodel.advice import ui_message
 from workbench.viewmodel.cases import build_case, limit_problem, plan_case
@@ -70,8 +73,7 @@ from workbench.widgets.verdict_bar import VerdictBar
 if TYPE_CHECKING:
     from workbench.app import WorkbenchApp
 
-BENCH_REPS = 20
-BENCH_WARMUP = 2
+BENCH_BUDGET = Budget(ms=100.0, warmup_ms=25.0)  # as `workbench bench` times by default
 PLAN_DELAY_S = 0.25
 DOING = {"run": "running", "bench": "benchmarking", "grad": "checking gradients"}
 
@@ -325,6 +327,7 @@ class MainScreen(Screen):
             corpus_root=Path(session.corpus.root) if session else None,
             features=session.adapter.features if session else frozenset(),
             show_module=self.show_module,
+            roofline=session.measured_roofline() if session else None,
         )
 
     def watch_view(self, view: View) -> None:
@@ -427,6 +430,26 @@ class MainScreen(Screen):
     def action_bench(self) -> None:
         self.start("bench")
 
+    def action_bench_variants(self) -> None:
+        """Sweep an override or A/B the current kernel on the bench screen."""
+        session = self.wb.session
+        kernel = self.kernel()
+        st = self.current_state()
+        if session is None or kernel is None or st is None:
+            return
+        if self.busy:
+            self.notify(f"a run is in flight: {key('cancel')} cancels it", severity="warning")
+            return
+        case = st.case if st.planned else None
+        if case is None:
+            spec, _ = self.spec_of(kernel)
+            try:
+                case = build_case(session, kernel, spec, st.form)
+            except WorkbenchError as exc:
+                self.notify("fix the form first: " + ui_message(exc), severity="error")
+                return
+        self.app.push_screen(BenchScreen(session, self.wb.gpu_lock, case))
+
     def action_gradcheck(self) -> None:
         self.start("grad")
 
@@ -490,14 +513,9 @@ class MainScreen(Screen):
                     )
                     outcome = CheckFinished(key_, kind, report)
                 else:
-                    bench = kind == "bench"
-                    run = session.run(
-                        case,
-                        reps=BENCH_REPS if bench else 0,
-                        warmup=BENCH_WARMUP if bench else 0,
-                        progress=progress,
-                        cancelled=cancel.is_set,
-                    )
+                    run = session.run(case, progress=progress, cancelled=cancel.is_set)
+                    if kind == "bench" and not cancel.is_set():
+                        run = self._bench(session, run, progress, cancel)
                     outcome = RunFinished(key_, kind, run)
         except CompileError as exc:
             outcome = RunFailed(key_, kind, str(exc), compile=True)
@@ -506,6 +524,22 @@ class MainScreen(Screen):
         except Exception as exc:  # never let a bug in a spec or check kill the UI: show it
             outcome = RunFailed(key_, kind, f"internal error: {type(exc).__name__}: {exc}")
         self.post_message(RunCancelled(key_, kind) if cancel.is_set() else outcome)
+
+    @staticmethod
+    def _bench(
+        session: Session, run: Run, progress: Callable[[str, float], None], cancel: threading.Event
+    ) -> Run:
+        """Time a checked run within the bench budget, after measuring the roofline (once)."""
+        if session.measured_roofline() is None:
+            progress("measuring the adapter's roofline (once per adapter)", 0.2)
+            session.roofline()
+        timing = session.time_cases(
+            [run.case],
+            BENCH_BUDGET,
+            lambda done, total: progress(f"timing {done}/{total}", 0.3 + 0.7 * done / total),
+            cancel.is_set,
+        )[0]
+        return replace(run, timing=timing)
 
     @on(Progress)
     def _progress(self, message: Progress) -> None:

@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from workbench.bench.figures import Figures
+from workbench.bench.plot import Point
 from workbench.specs.registry import spec_for
 from workbench.units import fmt_ms
 from workbench.viewmodel.form import FormKey, FormState
@@ -20,7 +22,7 @@ from workbench.viewmodel.status import KernelStatus
 
 if TYPE_CHECKING:
     from workbench.checks import CheckReport
-    from workbench.session import Case, Run
+    from workbench.session import Case, Roofline, Run
     from workbench.wgsl.corpus import Kernel
 
 _LOCATED = re.compile(r"^(?P<file>[^\n:]+\.wgsl):(?P<line>\d+)(?::(?P<col>\d+))?: ", re.M)
@@ -58,6 +60,7 @@ class KernelState:
     error_from: str = ""
     stale: str | None = None
     medians: list[float] = field(default_factory=list)
+    benches: list[Point] = field(default_factory=list)  # each bench on the roofline, oldest first
 
     def set_error(self, error: str | None, source: str = "run") -> None:
         self.error, self.error_from = error, (source if error else "")
@@ -89,6 +92,11 @@ class KernelState:
         self.set_error(None)
         if run.timing is not None and run.timing.reps:
             self.medians.append(run.timing.median_ms)
+            cost = run.case.cost
+            if cost is not None and cost.bytes > 0 and run.timing.median_ms > 0:
+                f = Figures(cost.bytes, cost.flops, run.timing.median_ms)
+                label = f"bench {len(self.benches) + 1}"
+                self.benches.append(Point(label, f.intensity, f.gflop_per_s, f.gb_per_s))
 
     def checked(self, report: CheckReport) -> None:
         self.report = report
@@ -131,6 +139,8 @@ class View:
     error: str | None = None  # the last compile/run error, shown with its location
     stale: str | None = None  # why the results shown are not from the current source
     medians: tuple[float, ...] = ()  # of this kernel's benches, oldest first
+    benches: tuple[Point, ...] = ()  # the same benches on the roofline
+    roofline: Roofline | None = None  # the adapter's, once measured
     snapshot: bool = False
     corpus_root: Path | None = None
     features: frozenset[str] = frozenset()
@@ -170,5 +180,6 @@ def view_of(state: KernelState | None, kernel: Kernel | None, **facts: Any) -> V
         error=state.error,
         stale=state.stale,
         medians=tuple(state.medians),
+        benches=tuple(state.benches),
         **facts,
     )

@@ -54,8 +54,16 @@ KEYS: tuple[Key, ...] = (
         "b",
         "bench",
         "Bench",
-        "bench: 20 timed dispatches after 2 warm-ups",
+        "bench: 100 ms of timed dispatches after 25 ms of warm-up, on the adapter's roofline",
         "Bench kernel",
+    ),
+    Key(
+        "bench_variants",
+        "B",
+        "bench_variants",
+        "Variants",
+        "sweep an override constant, or A/B against another implementation (checked, then timed)",
+        "Bench variants (sweep, A/B)",
     ),
     Key(
         "gradcheck",

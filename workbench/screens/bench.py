@@ -1,0 +1,264 @@
+"""The bench screen: a sweep of an override constant, or an A/B of two implementations, of one kernel.
+
+Both run in a thread worker holding the app's GPU lock: every variant is checked against the
+reference first, then timed within the budget (`workbench.bench`), while `Progress` messages move
+the bar; escape cancels after the pass in flight and, once nothing runs, goes back. The result is
+what the command line prints: the sweep as a table sorted by time with the best marked (a failing
+variant listed as failing, never timed), or A and B with their ratio and whether it is beyond noise;
+and the roofline with each timed variant as a point.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Mapping
+from dataclasses import replace
+from typing import TYPE_CHECKING, ClassVar
+
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal
+from textual.screen import Screen
+from textual.widgets import Button, Checkbox, DataTable, Footer, Input, ProgressBar, Static
+from textual.worker import Worker, WorkerState, get_current_worker
+
+from workbench.bench.ab import ABResult, ab
+from workbench.bench.plot import Point
+from workbench.bench.report import ab_lines, roofline_line, sweep_rows
+from workbench.bench.sweep import SweepResult, check_override, parse_sweep, sweep
+from workbench.errors import UserError, WorkbenchError
+from workbench.messages import BenchFailed, BenchFinished, Progress
+from workbench.session import Budget
+from workbench.wgsl.corpus import SHIPPED, load_corpus
+from workbench.widgets.roofline_chart import RooflineChart
+
+if TYPE_CHECKING:
+    from workbench.bench.measure import BenchResult
+    from workbench.session import Case, Session
+
+DEFAULT_MS = 100.0
+WARMUP_MS = 25.0
+Job = Callable[[Callable[[str, float | None], None], Callable[[], bool]], "SweepResult | ABResult"]
+
+
+def default_sweep(case: Case) -> str:
+    """`NAME=V` for the kernel's first override with a default: a starting point to edit."""
+    mod = case.kernel.module
+    for o in mod.overrides.values() if mod else ():
+        if o.default is not None:
+            v = float(o.default)
+            return f"{o.name}={int(v) if v.is_integer() else v}"
+    return ""
+
+
+def points_of(results: list[BenchResult]) -> list[Point]:
+    """The timed results as roofline points."""
+    return [
+        Point(r.label, r.figures.intensity, r.figures.gflop_per_s, r.figures.gb_per_s)
+        for r in results
+        if r.figures is not None and r.usable
+    ]
+
+
+class BenchScreen(Screen[None]):
+    """Sweep or A/B of the current kernel, with progress, cancel, a table and the roofline."""
+
+    BINDINGS: ClassVar[list[Binding]] = [
+        Binding("escape", "leave", "Cancel / back", id="leave_bench"),
+    ]
+    DEFAULT_CSS = """
+    BenchScreen #bench-inputs { height: auto; }
+    BenchScreen #bench-inputs Input { width: 1fr; }
+    BenchScreen #bench-ms { width: 12; }
+    BenchScreen #bench-table { height: auto; max-height: 12; }
+    BenchScreen #bench-text { height: auto; }
+    """
+
+    def __init__(self, session: Session, gpu_lock: threading.Lock, case: Case) -> None:
+        super().__init__()
+        self.session = session
+        self.gpu_lock = gpu_lock
+        self.case = case
+        self._worker: Worker[None] | None = None
+        self.result: SweepResult | ABResult | None = None
+
+    def compose(self) -> ComposeResult:
+        yield Static(
+            Text.assemble(
+                (f"Bench {self.case.name}", "bold"),
+                f"  ({self.case.kernel.file}, at its form's dims): every variant is checked "
+                "against the reference before it is timed; escape cancels, then goes back",
+            ),
+            id="bench-head",
+        )
+        with Horizontal(id="bench-inputs"):
+            yield Input(default_sweep(self.case), placeholder="NAME=V1,V2,…", id="bench-sweep")
+            yield Button("Sweep", id="bench-run-sweep", variant="primary")
+            yield Input("shipped", placeholder="shipped, or a corpus folder", id="bench-vs")
+            yield Button("A/B", id="bench-run-ab")
+            yield Input(f"{DEFAULT_MS:g}", placeholder="ms", id="bench-ms")
+            yield Checkbox("flush", id="bench-flush")
+        yield ProgressBar(total=1.0, show_eta=False, id="bench-progress")
+        yield Static(id="bench-status")
+        table = DataTable(id="bench-table", zebra_stripes=True, cursor_type="row")
+        table.add_columns("", "variant", "check", "median", "p10–p90", "reps", "GB/s", "vs best")
+        yield table
+        yield Static(id="bench-text")
+        yield RooflineChart(id="bench-roofline")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.query_one("#bench-table").display = False
+
+    # -- starting ------------------------------------------------------------------------------
+    def _budget(self) -> Budget:
+        text = self.query_one("#bench-ms", Input).value.strip()
+        try:
+            ms = float(text)
+        except ValueError:
+            raise UserError(f"budget: {text!r} is not a number of milliseconds") from None
+        if not 0 < ms < 1e7:
+            raise UserError("budget: the milliseconds to measure each variant must be > 0")
+        return Budget(
+            ms=ms, warmup_ms=WARMUP_MS, flush=self.query_one("#bench-flush", Checkbox).value
+        )
+
+    @on(Button.Pressed, "#bench-run-sweep")
+    def start_sweep(self) -> None:
+        try:
+            name, values = parse_sweep(self.query_one("#bench-sweep", Input).value)
+            check_override(self.case, name)
+            budget = self._budget()
+        except UserError as exc:
+            self._say(str(exc), "red")
+            return
+        base = self.case
+
+        def make(overrides: Mapping[str, float]) -> Case:
+            return replace(base, overrides={**base.overrides, **overrides}, notes=list(base.notes))
+
+        self._start(
+            lambda progress, cancelled: sweep(
+                self.session, make, name, values, budget, self.session.roofline(), progress,
+                cancelled,
+            )
+        )  # fmt: skip
+
+    @on(Button.Pressed, "#bench-run-ab")
+    def start_ab(self) -> None:
+        vs = self.query_one("#bench-vs", Input).value.strip() or "shipped"
+        a = self.case
+        try:
+            budget = self._budget()
+            other = self.session.with_corpus(load_corpus(SHIPPED if vs == "shipped" else vs))
+            b = other.case(a.name, dims=a.dims, seed=a.seed, adhoc=a.spec is None)
+        except WorkbenchError as exc:
+            self._say(str(exc).split("\n", 1)[0], "red")
+            return
+
+        def job(progress: Callable[[str, float | None], None], cancelled: Callable[[], bool]):
+            return ab(
+                self.session,
+                ("A (this kernel)", a),
+                (f"B ({vs})", b),
+                budget,
+                self.session.roofline(),
+                lambda done, total: progress(f"timing A B A B … {done}/{total}", done / total),
+                cancelled,
+            )
+
+        self._start(job)
+
+    def _start(self, job: Job) -> None:
+        if self._worker is not None and self._worker.is_running:
+            self.notify("a bench is in flight: escape cancels it", severity="warning")
+            return
+        self.query_one(ProgressBar).update(total=1.0, progress=0.0)
+        self._say("waiting for the GPU…", "")
+        self._worker = self._run(job)
+
+    @work(thread=True, exclusive=True, group="bench")
+    def _run(self, job: Job) -> None:
+        worker = get_current_worker()
+
+        def progress(line: str, fraction: float | None) -> None:
+            self.post_message(Progress(line, fraction))
+
+        try:
+            with self.gpu_lock:
+                if self.session.measured_roofline() is None:
+                    progress("measuring the adapter's roofline (once per adapter)", None)
+                result = job(progress, lambda: worker.is_cancelled)
+        except WorkbenchError as exc:
+            self.post_message(BenchFailed(str(exc).split("\n", 1)[0]))
+            return
+        except Exception as exc:  # a bug in a spec must not take the UI down: show it
+            self.post_message(BenchFailed(f"internal error: {type(exc).__name__}: {exc}"))
+            return
+        self.post_message(BenchFinished(result, worker.is_cancelled))
+
+    # -- results -------------------------------------------------------------------------------
+    def _say(self, line: str, style: str) -> None:
+        self.query_one("#bench-status", Static).update(Text(line, style=style))
+
+    @on(Progress)
+    def _progress(self, message: Progress) -> None:
+        self._say(message.line, "")
+        if message.fraction is not None:
+            self.query_one(ProgressBar).update(progress=message.fraction)
+
+    @on(BenchFailed)
+    def _failed(self, message: BenchFailed) -> None:
+        self._say(message.error, "red")
+
+    @on(BenchFinished)
+    def _finished(self, message: BenchFinished) -> None:
+        self.result = res = message.result
+        self.query_one(ProgressBar).update(progress=1.0)
+        roof = self.session.measured_roofline()
+        status = "cancelled: what was measured before is shown" if message.cancelled else "done"
+        self._say(status + (f"; {roofline_line(roof)}" if roof else ""), "")
+        table = self.query_one("#bench-table", DataTable)
+        table.clear()
+        if isinstance(res, SweepResult):
+            for row in sweep_rows(res):
+                verdict = Text(row.verdict, style="green" if row.verdict == "PASS" else "bold red")
+                table.add_row(
+                    "★" if row.best else "",
+                    row.label,
+                    verdict if row.verdict != "RAN" else Text("ran", style="yellow"),
+                    row.median,
+                    row.spread,
+                    row.reps,
+                    row.rate,
+                    row.vs_best or f"not timed: {row.problem}",
+                )
+            best = res.best
+            lines = (
+                [f"best: {best.label} ★  ({best.timing.detail})"] if best and best.timing else []
+            )
+            lines += [f"note: {n}" for n in (best.notes if best else [])]
+            self.query_one("#bench-text", Static).update("\n".join(lines))
+            results = res.results
+        else:
+            self.query_one("#bench-text", Static).update("\n".join(ab_lines(res)))
+            results = [res.a, res.b]
+        table.display = isinstance(res, SweepResult)
+        chart = self.query_one(RooflineChart)
+        if roof is None:
+            chart.masked("no roofline: nothing was measured")
+        else:
+            chart.show(roof.bandwidth_gb_s, roof.peak_gflop_s, points_of(results))
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        if event.worker is self._worker and event.state == WorkerState.CANCELLED:
+            self._say("cancelled", "yellow")
+
+    def action_leave(self) -> None:
+        if self._worker is not None and self._worker.is_running:
+            self._worker.cancel()
+            self._say("cancelling after the pass in flight…", "yellow")
+        else:
+            self.dismiss(None)
