@@ -135,12 +135,12 @@ def main() -> int:
         fig = json.loads(Path(args.from_json).read_text(encoding="utf-8"))
     else:
         fig = measure(args)
+    if args.json:  # first: the figures are kept even if the chart cannot be drawn
+        Path(args.json).write_text(json.dumps(fig, indent=2), encoding="utf-8")
     text = markdown(fig)
     print(text)
     if args.markdown:
         Path(args.markdown).write_text(text, encoding="utf-8")
-    if args.json:
-        Path(args.json).write_text(json.dumps(fig, indent=2), encoding="utf-8")
     return 0
 
 
