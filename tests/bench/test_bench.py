@@ -6,9 +6,11 @@ from __future__ import annotations
 import json
 from dataclasses import replace
 
+import numpy as np
+
 from tests.engine.conftest import run_cli, write_corpus
 from workbench.bench.ab import ab
-from workbench.bench.sweep import sweep
+from workbench.bench.sweep import replan, sweep
 from workbench.gpu.adapters import list_adapters
 from workbench.gpu.device import GpuContext
 from workbench.gpu.roofline import cached, roofline
@@ -84,7 +86,7 @@ def test_a_wrong_variant_fails_and_is_never_best(session: Session, tmp_path) -> 
     assert base.spec is not None  # checked against the shipped float64 reference
     res = sweep(
         own,
-        lambda ov: replace(base, overrides=dict(ov)),
+        lambda ov: replan(own, base, ov),
         "part",
         [2, 1],
         Budget(ms=20, warmup_ms=5),
@@ -215,3 +217,29 @@ def test_sweep_on_the_command_line_marks_the_best_and_the_failing(tmp_path) -> N
     assert "FAIL" in wrong and "not timed" in wrong and "★" not in wrong
     assert lines.index(best) < lines.index(wrong)
     assert any(ln.startswith("clock check: ") for ln in lines)
+
+
+# The workgroup size is an override: an ad-hoc grid is ceil(n / workgroup size), so it must follow.
+FILL = """
+override wg: u32 = 64u;
+@group(0) @binding(0) var<storage, read_write> out: array<f32>;
+@group(0) @binding(1) var<uniform> n: u32;
+@compute @workgroup_size(wg)
+fn fill(@builtin(global_invocation_id) gid: vec3<u32>) {
+    if (gid.x < n) { out[gid.x] = f32(gid.x) + 0.5; }
+}
+"""
+
+
+def test_a_sweep_of_the_workgroup_size_replans_the_grid(session: Session, tmp_path) -> None:
+    own = Session(load_corpus(write_corpus(tmp_path, {"fill.wgsl": FILL})), session.gpu)
+    base = own.case("fill", dims={"n": 4096})
+    assert base.grid == (64, 1, 1)
+    res = sweep(own, lambda ov: replan(own, base, ov), "wg", [32, 128, 256], Budget(ms=10), None)
+    grids = {r.label: r.case.grid for r in res.results}
+    assert grids == {"wg=32": (128, 1, 1), "wg=128": (32, 1, 1), "wg=256": (16, 1, 1)}
+    want = np.arange(4096, dtype=np.float64) + 0.5
+    for r in res.results:
+        assert r.verdict == "ran" and r.usable
+        out = own.run(r.case).outputs["out"]
+        np.testing.assert_array_equal(out.astype(np.float64), want)  # every element written

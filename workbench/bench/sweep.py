@@ -55,6 +55,19 @@ def parse_sweep(text: str) -> tuple[str, list[float]]:
     return name, out
 
 
+def replan(session: Session, case: Case, overrides: Mapping[str, float]) -> Case:
+    """`case` planned again with `overrides` over its own values, the same dims, seed and input
+    arrays: a grid that follows a workgroup size an override sets is planned again."""
+    return session.case(
+        case.kernel,
+        dims=case.dims,
+        inputs=dict(case.inputs),
+        seed=case.seed,
+        adhoc=case.spec is None,
+        overrides={**case.overrides, **overrides},
+    )
+
+
 def check_override(case: Case, name: str) -> None:
     mod = case.kernel.module
     names = sorted(mod.overrides) if mod else []

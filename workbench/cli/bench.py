@@ -11,7 +11,6 @@ from __future__ import annotations
 import argparse
 import copy
 from collections.abc import Mapping
-from dataclasses import replace
 from typing import Any
 
 from workbench.bench.ab import ab
@@ -84,7 +83,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
     failed = False
     if sweep_spec:
         base = cases[0]
-        result = sweep(session, _variant_maker(base), *sweep_spec, budget, roof)
+        result = sweep(session, _variant_maker(session, args), *sweep_spec, budget, roof)
         out["sweep"] = result.to_json()
         failed = any(r.verdict not in ("pass", "ran") for r in result.results)
         best = result.best
@@ -136,9 +135,15 @@ def _other_session(session: Session, vs: str) -> Session:
     return session.with_corpus(load_corpus(SHIPPED if vs == "shipped" else vs))
 
 
-def _variant_maker(base: Case) -> Any:
+def _variant_maker(session: Session, args: argparse.Namespace) -> Any:
+    """Each variant planned like the base case, its override added to --override: a grid that
+    follows a workgroup size the override sets is planned again."""
+
     def make(overrides: Mapping[str, float]) -> Case:
-        return replace(base, overrides={**base.overrides, **overrides}, notes=list(base.notes))
+        one = copy.copy(args)
+        one.kernel = args.kernel[0]
+        one.override = [*args.override, *(f"{k}={v}" for k, v in overrides.items())]
+        return build_case(session, one)
 
     return make
 

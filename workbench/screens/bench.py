@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Mapping
-from dataclasses import replace
 from typing import TYPE_CHECKING, ClassVar
 
 from rich.text import Text
@@ -27,7 +26,7 @@ from textual.worker import Worker, WorkerState, get_current_worker
 from workbench.bench.ab import ABResult, ab
 from workbench.bench.plot import Point
 from workbench.bench.report import ab_lines, roofline_line, sweep_rows
-from workbench.bench.sweep import SweepResult, check_override, parse_sweep, sweep
+from workbench.bench.sweep import SweepResult, check_override, parse_sweep, replan, sweep
 from workbench.errors import UserError, WorkbenchError
 from workbench.messages import BenchFailed, BenchFinished, Progress
 from workbench.session import Budget
@@ -137,7 +136,7 @@ class BenchScreen(Screen[None]):
         base = self.case
 
         def make(overrides: Mapping[str, float]) -> Case:
-            return replace(base, overrides={**base.overrides, **overrides}, notes=list(base.notes))
+            return replan(self.session, base, overrides)
 
         self._start(
             lambda progress, cancelled: sweep(
