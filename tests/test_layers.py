@@ -27,6 +27,7 @@ LAYERS: dict[str, int] = {
     "workbench.specs": 3,
     "workbench.closeness": 4,
     "workbench.recipes": 0,
+    "workbench.userfiles": 0,
     "workbench.planning": 5,
     "workbench.session": 6,
     "workbench.checks": 7,

@@ -330,11 +330,19 @@ class Comparison:
         return Tolerance(self.rtol, self.atol, self.why, self.rtol_from, self.atol_from)
 
     def summary(self) -> str:
+        if self.n_total == 0:
+            return f"{self.name}: empty (0 elements), nothing to compare"
         verdict = "ok" if self.ok else f"FAIL {self.n_bad:,}/{self.n_total:,} outside tolerance"
+        if self.n_nonfinite_mismatch:
+            verdict += f"; NaN/Inf positions differ: {self.n_nonfinite_mismatch:,}"
+        tol = f"(rtol {self.rtol:g}, atol {self.atol:g})"
+        if self.n_nonfinite_mismatch == self.n_total:
+            # Every element is NaN/Inf on one side only: there is no difference to measure.
+            return f"{self.name}: no element is finite on both sides  {tol}  {verdict}"
         ulp = f"  max {self.max_ulp:,} ULP" if self.max_ulp is not None else ""
         return (
             f"{self.name}: max|Δ| {self.max_abs:.3g}  max rel {self.max_rel:.3g}{ulp}  "
-            f"(rtol {self.rtol:g}, atol {self.atol:g})  {verdict}"
+            f"{tol}  {verdict}"
         )
 
     def to_json(self) -> dict[str, Any]:

@@ -24,6 +24,7 @@ class Advice(StrEnum):
     FORCE_TOLERANCE = "force_tolerance"  # accept a tolerance over the ceiling
     GIVE_OVERRIDE = "give_override"  # give a pipeline-overridable constant a value
     SET_GRID = "set_grid"  # give the dispatch grid explicitly
+    LONGER_TIMEOUT = "longer_timeout"  # give a dispatch longer than the watchdog allowed
 
 
 class WorkbenchError(Exception):
@@ -91,6 +92,10 @@ class GpuError(WorkbenchError):
 
 class DeviceLostError(GpuError):
     """The device was lost during or after a dispatch."""
+
+
+class DispatchTimeout(GpuError):
+    """A dispatch did not finish within the watchdog time (`--timeout`)."""
 
 
 class CheckFailed(WorkbenchError):

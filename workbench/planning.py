@@ -440,7 +440,7 @@ def _give_input(case: Case, name: str, value: np.ndarray | str) -> None:
         raise UserError(f"{name} is a uniform; set its fields instead", advice=Advice.SET_UNIFORM)
     idx = case.bindings.index(plan)
     if isinstance(value, str):
-        arr = make_input(value, plan.shape, plan.dtype, case.seed + idx, name)
+        arr = make_input(value, plan.shape, plan.dtype, case.seed + idx, name, case.notes)
         source = value
     else:
         arr = np.asarray(value)

@@ -30,7 +30,14 @@ from workbench.closeness import (
 )
 from workbench.errors import CompileError, LimitError, UserError, WorkbenchError
 from workbench.gpu.adapters import AdapterInfo, choose_adapter, list_adapters
-from workbench.gpu.device import Bound, BufferPlan, DeviceBuffer, GpuContext
+from workbench.gpu.device import (
+    DEFAULT_TIMEOUT_S,
+    Bound,
+    BufferPlan,
+    DeviceBuffer,
+    GpuContext,
+    abandoned_waits,
+)
 from workbench.gpu.roofline import Roofline, cached, roofline
 from workbench.gpu.timing import Budget, ClockCheck, Timing
 from workbench.gpu.uniforms import pack_uniform
@@ -201,6 +208,16 @@ def array_stats(a: np.ndarray) -> dict[str, float | int]:
         "nan": int(np.isnan(f).sum()),
         "inf": int(np.isinf(f).sum()),
     }
+
+
+# The dispatch watchdog's default (`--timeout`), for the command line and the UI.
+DISPATCH_TIMEOUT_S = DEFAULT_TIMEOUT_S
+
+
+def gpu_waits_abandoned() -> bool:
+    """Whether Ctrl-C or the watchdog gave up a wait inside wgpu: the process should then end
+    with os._exit, since finalizing wgpu objects could wait on that work forever."""
+    return abandoned_waits()
 
 
 class Session:

@@ -217,14 +217,20 @@ def test_workgroup_size_with_literals_and_module_scope_consts(decl, size):
         "@workgroup_size(1.5)",
     ],
 )
-def test_a_workgroup_size_that_cannot_be_evaluated_is_a_reflection_error(decl):
-    with pytest.raises(ReflectionError, match=r"m\.wgsl:3: cannot evaluate @workgroup_size"):
-        reflect(f"// x\n@compute {decl}\nfn main() {{}}\n", "m.wgsl")
+def test_a_workgroup_size_that_cannot_be_evaluated_is_that_entry_points_problem(decl):
+    m = reflect(f"// x\n@compute {decl}\nfn main() {{}}\n", "m.wgsl")
+    line, why = m.entry_problems["main"]
+    assert line == 3 and "main" not in m.entry_points
+    if decl in ("@workgroup_size(0)", "@workgroup_size(-4)"):
+        assert "every size must be at least 1" in why
+    else:
+        assert why.startswith("cannot evaluate @workgroup_size")
 
 
-def test_compute_without_workgroup_size_is_a_reflection_error():
-    with pytest.raises(ReflectionError, match="has no @workgroup_size"):
-        reflect("@compute fn main() {}")
+def test_compute_without_workgroup_size_is_that_entry_points_problem():
+    m = reflect("@compute fn main() {}\n@compute @workgroup_size(1) fn other() {}")
+    assert "has no @workgroup_size" in m.entry_problems["main"][1]
+    assert list(m.entry_points) == ["other"]
 
 
 def test_comments_never_confuse_reflection():

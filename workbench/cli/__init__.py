@@ -7,8 +7,10 @@ always gets an object."""
 from __future__ import annotations
 
 import argparse
+import codecs
 import importlib
 import json
+import os
 import sys
 
 from workbench import __version__
@@ -42,8 +44,44 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+# What the tool prints beyond ASCII, for terminals and pipes that cannot show it.
+_ASCII = {"·": "-", "–": "-", "—": "-", "…": "...", "Δ": "d", "×": "x", "≤": "<=", "≥": ">="}
+_ASCII |= {"✓": "ok", "✗": "x", "○": "o", "⚠": "!", "±": "+-", "µ": "u", "→": "->", "▸": ">"}
+
+
+def _ascii_fallback(exc: UnicodeError) -> tuple[str, int]:
+    if not isinstance(exc, UnicodeEncodeError):
+        raise exc
+    text = exc.object[exc.start : exc.end]
+    return "".join(_ASCII.get(ch, "?") for ch in text), exc.end
+
+
+codecs.register_error("workbench-ascii", _ascii_fallback)
+
+
+def _degrade_output() -> None:
+    """Output degrades to ASCII (PYTHONIOENCODING=ascii, a C locale) instead of crashing."""
+    for stream in (sys.stdout, sys.stderr):
+        if hasattr(stream, "reconfigure"):
+            stream.reconfigure(errors="workbench-ascii")
+
+
 def main(argv: list[str] | None = None) -> int:
+    code = _main(argv)
+    from workbench.session import gpu_waits_abandoned
+
+    if gpu_waits_abandoned():
+        # A wait inside wgpu was given up (Ctrl-C, the watchdog): finalizing wgpu objects could
+        # block on it, so end now; every file this command writes is complete or was removed.
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+    return code
+
+
+def _main(argv: list[str] | None) -> int:
     argv = sys.argv[1:] if argv is None else argv
+    _degrade_output()
     parser = build_parser()
     commands = set(parser._subparsers._group_actions[0].choices)
     # `workbench`, `workbench PATH` and `workbench --adapter SEL [PATH]` open the terminal UI;

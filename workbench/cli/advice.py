@@ -16,6 +16,7 @@ ADVICE: dict[Advice, str] = {
     Advice.FORCE_TOLERANCE: "give --force-tolerance if you mean it",
     Advice.GIVE_OVERRIDE: "give it with --override NAME=V",
     Advice.SET_GRID: "set the grid with --grid X,Y,Z",
+    Advice.LONGER_TIMEOUT: "give it longer with --timeout S",
 }
 
 

@@ -101,7 +101,9 @@ class Progress:
 
     def __init__(self) -> None:
         self.tty = sys.stderr.isatty()
-        self.last = 0.0
+        # The first line comes after a few seconds, not at once: a user error found while the
+        # case is set up is then the only line, not preceded by "0% ... running".
+        self.last = time.monotonic()
         self.shown = False
 
     def __call__(self, msg: str, frac: float) -> None:
@@ -213,6 +215,10 @@ def _check_all(
         reports.append(report)
         if not args.json:
             print_compact(report, args.verbose)
+    # Files that could not be read are errors of the collection too, listed with the kernels.
+    errors += [
+        {"kernel": "-", "file": f, "error": why} for f, why in session.corpus.problems.items()
+    ]
     failed_errors = [e for e in errors if "error" in e]
     for e in errors:
         e["verdict"] = "error" if "error" in e else "skipped"

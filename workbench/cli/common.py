@@ -12,7 +12,17 @@ from workbench.closeness import RTOL_CEILING, Override
 from workbench.errors import UserError
 from workbench.jsonable import jsonable
 from workbench.recipes import RECIPES
-from workbench.session import Case, Session
+from workbench.session import DISPATCH_TIMEOUT_S, Case, Session
+
+
+def add_timeout(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--timeout",
+        type=float,
+        default=DISPATCH_TIMEOUT_S,
+        metavar="S",
+        help=f"give up on a dispatch after S seconds, exit 3 (default {DISPATCH_TIMEOUT_S:g})",
+    )
 
 
 def add_corpus_adapter(p: argparse.ArgumentParser) -> None:
@@ -69,6 +79,7 @@ def add_case_options(
     )
     p.add_argument("--seed", type=int, default=0, help="seed for generated inputs (default 0)")
     p.add_argument("--adhoc", action="store_true", help="ignore the spec and run the kernel ad hoc")
+    add_timeout(p)
     p.add_argument("--json", action="store_true", help="print one JSON object")
 
 
@@ -125,7 +136,11 @@ def parse_pairs(items: list[str], what: str, number: type = int) -> dict[str, An
 
 
 def open_session(args: argparse.Namespace) -> Session:
+    timeout = getattr(args, "timeout", DISPATCH_TIMEOUT_S)
+    if not (math.isfinite(timeout) and timeout > 0):
+        raise UserError(f"--timeout must be a number of seconds > 0, got {timeout}")
     session = Session.open(adapter=args.adapter, corpus=args.corpus)
+    session.gpu.timeout_s = timeout
     announce_adapter(session, explicit=bool(args.adapter), quiet=getattr(args, "json", False))
     return session
 

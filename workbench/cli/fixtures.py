@@ -13,6 +13,7 @@ from pathlib import Path
 
 from workbench.cli.common import (
     add_case_options,
+    add_timeout,
     add_tolerance_options,
     build_case,
     open_session,
@@ -64,6 +65,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("--junit", metavar="FILE", help="also write JUnit XML to FILE")
+    add_timeout(p)
     p.set_defaults(handler=cmd_replay)
 
 

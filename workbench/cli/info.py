@@ -180,6 +180,8 @@ def cmd_list(args: argparse.Namespace) -> int:
             print(f"      warning: {warning}")
     for f, why in session.corpus.problems.items():
         print(f"  skipped {f}: {why}")
+    if not rows and not session.corpus.problems:
+        print(f"  no kernels: no .wgsl file under {session.corpus.root}")
     return 0
 
 

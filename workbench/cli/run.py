@@ -18,7 +18,7 @@ from workbench.cli.common import (
     tolerance_override,
 )
 from workbench.errors import UserError
-from workbench.session import Run
+from workbench.session import Run, array_stats
 from workbench.units import fmt_bytes, fmt_ms, fmt_num, fmt_rate
 
 
@@ -99,6 +99,27 @@ def uniform_text(value: Any) -> str:
     return "?" if value is None else str(value)
 
 
+def stats_line(name: str, arr: np.ndarray) -> str | None:
+    """min/max/mean of the finite values, or what the output is when there are none."""
+    s = array_stats(arr)
+    if "min" not in s:
+        return None
+    if s["count"] == 0:
+        return f"{name}: empty (0 elements)"
+    if s["nan"] + s["inf"] < s["count"]:
+        return (
+            f"{name}: min {fmt_num(s['min'])}  max {fmt_num(s['max'])}  mean {fmt_num(s['mean'])}"
+            f"  nan {s['nan']}  inf {s['inf']}"
+        )
+    f = arr.astype(np.float64, copy=False)
+    kinds = {"NaN": int(np.isnan(f).sum()), "+inf": int((f == np.inf).sum())}
+    kinds["-inf"] = int((f == -np.inf).sum())
+    present = [(k, n) for k, n in kinds.items() if n]
+    if len(present) == 1:
+        return f"{name}: all {present[0][0]} ({s['count']:,} elements)"
+    return f"{name}: no finite value ({', '.join(f'{n:,} {k}' for k, n in present)})"
+
+
 def print_run(run: Run) -> None:
     case = run.case
     k = case.kernel
@@ -123,13 +144,10 @@ def print_run(run: Run) -> None:
             f"  [{p.binding.binding}] {p.name:<14} {p.role:<7} {shape:<16} {p.dtype or '':<8} "
             f"{fmt_bytes(p.nbytes):>10}  {p.source}"
         )
-    for name in run.outputs:
-        s = run.stats(name)
-        if "min" in s:
-            print(
-                f"  {name}: min {fmt_num(s['min'])}  max {fmt_num(s['max'])}  mean {fmt_num(s['mean'])}"
-                f"  nan {s['nan']}  inf {s['inf']}"
-            )
+    for name, arr in run.outputs.items():
+        line = stats_line(name, arr)
+        if line:
+            print("  " + line)
     for c in run.compare.values():
         print("  " + c.summary())
         for m in c.worst[:5]:

@@ -13,10 +13,12 @@ found by a cheap probe whose answer `choose_adapter` remembers.
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from functools import partial, wraps
 from typing import Any
 
 import numpy as np
@@ -25,6 +27,7 @@ from workbench.errors import (
     Advice,
     CompileError,
     DeviceLostError,
+    DispatchTimeout,
     GpuError,
     MissingFeatureError,
     ReflectionError,
@@ -42,6 +45,7 @@ from workbench.gpu.timing import Budget, ClockCheck, Timing, clock_check, flush_
 from workbench.gpu.timing import time_reps as _time_reps
 from workbench.wgsl.diagnostics import map_compile_error
 from workbench.wgsl.reflect import Binding, EntryPoint, reflect
+from workbench.wgsl.scan import TooDeepError
 from workbench.wgsl.sourcemap import SourceMap
 
 _SUBGROUP_PROBE = """
@@ -52,6 +56,30 @@ fn main(@builtin(subgroup_size) sg: u32, @builtin(local_invocation_index) i: u32
 }
 """
 _COMPUTE_PROBE = "@compute @workgroup_size(1)\nfn main() {}\n"
+# The watchdog: how long GPU work may go without finishing a wait before the command gives up
+# (`--timeout`). Generous: the slowest shipped case on the CPU adapter takes a few seconds.
+DEFAULT_TIMEOUT_S = 600.0
+# Helper threads left waiting inside wgpu by Ctrl-C or the watchdog (see GpuContext._blocking).
+_abandoned: list[threading.Thread] = []
+_helper = threading.local()
+
+
+def abandoned_waits() -> bool:
+    """Whether a wait for the GPU was given up and may still be blocked in native code: then the
+    process should end with os._exit, since finalizing wgpu objects could wait on it forever."""
+    return any(t.is_alive() for t in _abandoned)
+
+
+def _watched(method: Callable[..., Any]) -> Callable[..., Any]:
+    """A GpuContext method that waits for the GPU, run under the watchdog (see `_blocking`)."""
+
+    @wraps(method)
+    def run(self: GpuContext, *args: Any, **kwargs: Any) -> Any:
+        if getattr(_helper, "active", False):
+            return method(self, *args, **kwargs)
+        return self._blocking(partial(method, self, *args, **kwargs))
+
+    return run
 
 
 @dataclass(frozen=True)
@@ -101,6 +129,9 @@ class GpuContext:
     _period: float | None = None
     _device_error: str | None = None  # why the device could not be created (not retried)
     _flush: Any = None  # the cache-flush buffer, made on first use
+    timeout_s: float = DEFAULT_TIMEOUT_S
+    _timed_out: str | None = None  # the watchdog fired: the device may still be busy with it
+    _beat: float = 0.0  # when GPU work last finished a wait (the watchdog counts from there)
 
     # -- device ------------------------------------------------------------------------------
     @property
@@ -238,6 +269,8 @@ class GpuContext:
         )
         if key in self._programs:
             return self._programs[key]
+        if self._timed_out:
+            raise DispatchTimeout(f"{self._timed_out}; the device may still be busy with it")
         self._check_module_workgroup_storage(module_text, entry, file, constants)
         dev = self.device
         try:
@@ -301,6 +334,9 @@ class GpuContext:
         pipeline (status, run, the UI) is refused the same way whatever its caller passed."""
         try:
             ep = reflect(module_text, file, constants).entry_points.get(entry)
+        except TooDeepError as exc:
+            # Never handed to the compiler, which would crash the process on it.
+            raise CompileError(str(exc)) from None
         except ReflectionError:
             return  # the compiler reports what reflection cannot read
         if ep is not None:
@@ -344,6 +380,7 @@ class GpuContext:
                 groups.append(dev.create_bind_group(layout=layout, entries=entries))
         return Bound(program, grid, buffers, groups)
 
+    @_watched
     def dispatch(
         self,
         program: Program,
@@ -375,6 +412,7 @@ class GpuContext:
             bound.release()
         return DispatchResult(outputs, timing, grid)
 
+    @_watched
     def time(
         self,
         bounds: Sequence[Bound],
@@ -386,6 +424,7 @@ class GpuContext:
         with self._gpu_errors():
             return time_passes(self, [b.encode for b in bounds], budget, progress, cancelled)
 
+    @_watched
     def clock_check(self, bound: Bound, pass_ms: float) -> ClockCheck | None:
         """Timestamps against the host clock for one bound program (None: no timestamps)."""
         with self._gpu_errors():
@@ -416,6 +455,7 @@ class GpuContext:
             handle = self.device.create_buffer(size=max(16, (nbytes + 3) // 4 * 4), usage=usage)
         return DeviceBuffer(handle, nbytes)
 
+    @_watched
     def write(self, buf: DeviceBuffer, data: bytes | memoryview | None) -> None:
         """Replace the buffer's contents (None: zeros)."""
         with self._gpu_errors():
@@ -429,11 +469,13 @@ class GpuContext:
                 buf.handle, 0, bytes(data) + b"\0" * pad if pad else data
             )
 
+    @_watched
     def read(self, bufs: dict[str, DeviceBuffer]) -> dict[str, memoryview]:
         """Each buffer's contents (private writable copies), through the staging buffer."""
         with self._gpu_errors():
             return self.read_back({name: (b.handle, b.nbytes) for name, b in bufs.items()})
 
+    @_watched
     def dispatch_on(
         self,
         program: Program,
@@ -535,6 +577,7 @@ class GpuContext:
             enc.copy_buffer_to_buffer(buf, 0, self._staging, 0, size)
             dev.queue.submit([enc.finish()])
             self._staging.map_sync(wgpu.MapMode.READ, 0, size)
+            self._beat = time.monotonic()
             try:
                 # read_mapped(copy=True) already copies into a new bytearray: no second copy.
                 out[name] = self._staging.read_mapped(0, size, copy=True)[:nbytes]
@@ -549,7 +592,50 @@ class GpuContext:
         dev = self.device
         buf = dev.create_buffer(size=4, usage=wgpu.BufferUsage.COPY_SRC | wgpu.BufferUsage.COPY_DST)
         dev.queue.read_buffer(buf)
+        self._beat = time.monotonic()
         buf.destroy()
+
+    def _blocking(self, call: Callable[[], Any]) -> Any:
+        """`call()`, GPU work that may block in native code, made in a helper thread while this
+        one watches.
+
+        Python handles Ctrl-C only between bytecodes, never inside wgpu (lavapipe even blocks in
+        `queue.submit` while an earlier dispatch runs), so the work happens elsewhere and this
+        thread stays interruptible; and work that finishes no wait for `timeout_s` ends at the
+        watchdog with DispatchTimeout instead of hanging.
+        """
+        if self._timed_out:
+            raise DispatchTimeout(f"{self._timed_out}; the device may still be busy with it")
+        box: dict[str, Any] = {}
+        done = threading.Event()
+
+        def work() -> None:
+            _helper.active = True
+            try:
+                box["value"] = call()
+            except BaseException as exc:
+                box["error"] = exc
+            finally:
+                done.set()
+
+        helper = threading.Thread(target=work, name="workbench-gpu-wait", daemon=True)
+        start = time.monotonic()
+        helper.start()
+        try:
+            while not done.wait(0.05):
+                if time.monotonic() - max(start, self._beat) > self.timeout_s:
+                    self._timed_out = (
+                        f"{self.adapter.label}: a dispatch did not finish within "
+                        f"{self.timeout_s:g} s (the dispatch watchdog): the kernel may loop "
+                        "forever or be far too large for this adapter"
+                    )
+                    raise DispatchTimeout(self._timed_out, advice=Advice.LONGER_TIMEOUT)
+        except BaseException:
+            _abandoned.append(helper)
+            raise
+        if "error" in box:
+            raise box["error"]
+        return box.get("value")
 
 
 @dataclass

@@ -15,8 +15,12 @@ from typing import Any
 from workbench.closeness import ToleranceError, validate_tolerance
 from workbench.errors import UserError
 from workbench.pipelines import exprs
+from workbench.userfiles import describe, read_text
 
 DTYPES = {"f32": "float32", "f16": "float16", "u32": "uint32", "i32": "int32"}
+
+
+MAX_BYTES = 1 << 20  # a pipeline file is a few KiB
 
 
 class PipelineError(UserError):
@@ -101,16 +105,16 @@ class Pipeline:
 def load(path: Path) -> Pipeline:
     """Read and check a pipeline file; any problem reading it is one PipelineError line."""
     file = str(path)
+    # Only a regular file of sane size is read (a named pipe is refused, not waited on).
+    text = read_text(
+        path, lambda msg: PipelineError(file, "file", msg.removeprefix(f"{file}: ")), MAX_BYTES
+    )
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise PipelineError(file, "TOML", f"{exc}; fix the syntax") from None
-    except UnicodeDecodeError:
-        raise PipelineError(file, "file", "is not UTF-8 text") from None
-    except OSError as exc:
-        raise PipelineError(file, "file", f"cannot be read: {exc.strerror or exc}") from None
     except Exception as exc:  # anything else a hostile file can raise still becomes one line
-        raise PipelineError(file, "file", f"cannot be read: {exc}") from None
+        raise PipelineError(file, "TOML", f"cannot be read: {describe(exc)}") from None
     return parse(data, file, default_name=path.stem)
 
 

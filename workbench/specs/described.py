@@ -16,8 +16,8 @@ from __future__ import annotations
 
 import importlib.util
 import math
+import os
 import sys
-import tomllib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -31,6 +31,7 @@ from workbench.recipes import make_input
 from workbench.specs.base import Arrays, Buffer, Cost, Dim, Dims, GradLink, KernelSpec, Tol
 from workbench.specs.expr import Expr, ExprError, parse
 from workbench.specs.registry import spec_for
+from workbench.userfiles import read_toml
 from workbench.wgsl.corpus import Corpus, Kernel
 from workbench.wgsl.reflect import Binding
 from workbench.wgsl.types import NUMPY_DTYPE, WType
@@ -84,14 +85,9 @@ class _BufferDesc:
 def load_descriptions(corpus: Corpus) -> dict[str, KernelSpec]:
     """The specs `workbench.toml` in the corpus folder describes, by kernel name ({} without one)."""
     path = corpus.root / FILE
-    if not path.is_file():
+    if not os.path.lexists(path):
         return {}
-    try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-        raise DescriptionError(f"{path}: not valid TOML: {exc}") from None
-    except OSError as exc:
-        raise DescriptionError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    data = read_toml(path, DescriptionError)
     extra = sorted(set(data) - {"kernels"})
     if extra:
         raise DescriptionError(

@@ -15,6 +15,7 @@ ADVICE: dict[Advice, str] = {
     Advice.FORCE_TOLERANCE: "use a tolerance at or under the ceiling",
     Advice.GIVE_OVERRIDE: "give it a value in the corpus's workbench.toml (overrides = { NAME = V })",
     Advice.SET_GRID: "describe the kernel's grid in the corpus's workbench.toml",
+    Advice.LONGER_TIMEOUT: "make the dims smaller, or give it longer from the command line",
 }
 
 

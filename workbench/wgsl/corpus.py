@@ -20,14 +20,15 @@ file.
 from __future__ import annotations
 
 import fnmatch
+import os
 import re
-import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 
 from workbench.errors import CorpusError, ReflectionError, UserError
+from workbench.userfiles import read_text, read_toml
 from workbench.wgsl.probes import stub_definitions
 from workbench.wgsl.reflect import EntryPoint, ModuleInfo, reflect
 from workbench.wgsl.scan import tokenize
@@ -46,6 +47,7 @@ _HOISTED = re.compile(
 )
 MAX_FILE_BYTES = 4 * 1024 * 1024
 HOST_LINES = "<workbench>"  # where lines the host appends to a module are said to come from
+MAX_CONFIG_BYTES = 1 << 20
 
 
 @dataclass(frozen=True)
@@ -67,11 +69,15 @@ class Kernel:
     pieces: tuple[Piece, ...]
     entry: str = ""
     problem: str = ""  # a reflection problem that keeps it from running
+    # Entry points of the same file that cannot be compiled (e.g. @workgroup_size(0)): left out
+    # of this kernel's module, since the compiler validates every entry point of a module.
+    without: tuple[str, ...] = ()
 
     @cached_property
     def text(self) -> str:
         """The module without host-added lines, directives blanked (line numbers kept)."""
-        return "".join(_blank_directives(p.text) for p in self.pieces)
+        text = "".join(_blank_directives(p.text) for p in self.pieces)
+        return _blank_functions(text, self.without) if self.without else text
 
     @cached_property
     def directives(self) -> tuple[tuple[str, int, str], ...]:
@@ -214,7 +220,8 @@ def load_corpus(path: str | Path | None = None) -> Corpus:
         files = [root]
         root = root.parent
     else:
-        files = sorted(p for p in root.rglob("*.wgsl") if p.is_file())
+        # Not only regular files: a named pipe or device is listed as refused, not skipped unseen.
+        files = sorted(p for p in root.rglob("*.wgsl") if not p.is_dir())
     preamble_files, globs = _read_config(root)
     corpus = Corpus(root=root, preambles=tuple(preamble_files))
     texts: dict[str, str] = {}
@@ -258,14 +265,9 @@ def _glob_match(rel: str, pattern: str) -> bool:
 
 def _read_config(root: Path) -> tuple[list[str], list[str]]:
     cfg_path = root / "wgslconfig.toml"
-    if not cfg_path.exists():
+    if not os.path.lexists(cfg_path):
         return [], []
-    try:
-        cfg = tomllib.loads(cfg_path.read_text(encoding="utf-8"))
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-        raise CorpusError(f"{cfg_path}: not valid TOML: {exc}") from exc
-    except OSError as exc:
-        raise CorpusError(f"{cfg_path}: cannot read: {exc.strerror or exc}") from exc
+    cfg = read_toml(cfg_path, CorpusError, MAX_CONFIG_BYTES)
     pre = cfg.get("preamble", {})
     if not isinstance(pre, dict):
         raise CorpusError(f"{cfg_path}: [preamble] must be a table")
@@ -282,17 +284,9 @@ def _read_config(root: Path) -> tuple[list[str], list[str]]:
 
 
 def _read_text(path: Path) -> str:
-    try:
-        size = path.stat().st_size
-        if size > MAX_FILE_BYTES:
-            raise CorpusError(
-                f"{size} bytes is larger than the {MAX_FILE_BYTES} a WGSL file may be"
-            )
-        return path.read_bytes().decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise CorpusError(f"not UTF-8 text (byte {exc.start})") from exc
-    except OSError as exc:
-        raise CorpusError(f"cannot read: {exc.strerror or exc}") from exc
+    """A WGSL file's text; the CorpusError says why not, without the path (callers add it)."""
+    prefix = f"{path}: "
+    return read_text(path, lambda msg: CorpusError(msg.removeprefix(prefix)), MAX_FILE_BYTES)
 
 
 def _ensure_newline(text: str) -> str:
@@ -395,19 +389,73 @@ def _plain_file_kernels(rel: str, text: str, injected: list[Piece]) -> list[Kern
     if mod is None:
         probe.problem = _reflection_problem(probe)
         return [probe]
-    if not mod.entry_points:
+    if not mod.entry_points and not mod.entry_problems:
         probe.problem = "no @compute entry point"
         return [probe]
     own = set(_entry_names(text, rel))
+    found = [(ep.name, ep.line, "") for ep in mod.entry_points.values()]
+    found += [(name, line, why) for name, (line, why) in mod.entry_problems.items()]
     kernels = []
-    for ep in mod.entry_points.values():
-        if own and ep.name not in own:
+    offset = sum(p.text.count("\n") for p in injected)
+    for name, line, why in sorted(found, key=lambda f: f[1]):
+        if own and name not in own:
             continue  # an entry point that lives in a preamble is not this file's kernel
-        offset = sum(p.text.count("\n") for p in injected)
-        kernels.append(
-            Kernel(name=ep.name, file=rel, line=ep.line - offset, pieces=pieces, entry=ep.name)
-        )
+        kernel = Kernel(name=name, file=rel, line=line - offset, pieces=pieces)
+        kernel.without = tuple(mod.entry_problems)
+        if why:
+            kernel.problem = _located(kernel, line, why)
+        else:
+            kernel.entry = name
+        kernels.append(kernel)
     return kernels
+
+
+def _blank_functions(text: str, names: tuple[str, ...]) -> str:
+    """`text` with the named functions (attributes, header and body) turned into spaces, line
+    breaks kept so every other line keeps its number."""
+    try:
+        toks = tokenize(text)
+    except ReflectionError:
+        return text
+    spans = []
+    for i, t in enumerate(toks):
+        if t.text != "fn" or i + 1 >= len(toks) or toks[i + 1].text not in names:
+            continue
+        start = i
+        # Back over the attributes before `fn`: `@name` or `@name(...)`.
+        while start >= 2:
+            j = start - 1
+            if toks[j].text == ")":
+                depth = 0
+                while j >= 0:
+                    depth += {")": 1, "(": -1}.get(toks[j].text, 0)
+                    if depth == 0:
+                        break
+                    j -= 1
+                j -= 1
+            if j < 1 or toks[j].kind != "ident" or toks[j - 1].text != "@":
+                break
+            start = j - 1
+        depth, end = 0, None
+        for k in range(i, len(toks)):
+            if toks[k].text == "{":
+                depth += 1
+            elif toks[k].text == "}":
+                depth -= 1
+                if depth == 0:
+                    end = toks[k].offset + 1
+                    break
+        if end is not None:
+            spans.append((toks[start].offset, end))
+    for a, b in reversed(spans):
+        text = text[:a] + "".join(c if c == "\n" else " " for c in text[a:b]) + text[b:]
+    return text
+
+
+def _located(kernel: Kernel, line: int, why: str) -> str:
+    """`why` prefixed with the user's file:line of module line `line`."""
+    file, at = kernel.locate(line)
+    return f"{file}:{at}: {why}"
 
 
 def _entry_names(text: str, rel: str) -> list[str]:
@@ -434,8 +482,12 @@ def _pick_entry(kernel: Kernel, own_text: str, preferred: str) -> None:
     if mod is None:
         kernel.problem = _reflection_problem(kernel)
         return
-    own = [n for n in _entry_names(own_text, kernel.file) if n in mod.entry_points]
-    if preferred in mod.entry_points:
+    bad = mod.entry_problems
+    own = [n for n in _entry_names(own_text, kernel.file) if n in mod.entry_points or n in bad]
+    if preferred in bad or (preferred not in mod.entry_points and len(own) == 1 and own[0] in bad):
+        line, why = bad[preferred if preferred in bad else own[0]]
+        kernel.problem = _located(kernel, line, why)
+    elif preferred in mod.entry_points:
         kernel.entry = preferred
     elif len(own) == 1:
         kernel.entry = own[0]

@@ -167,6 +167,9 @@ class ModuleInfo:
     consts: dict[str, float | int] = field(default_factory=dict)
     overrides: dict[str, Override] = field(default_factory=dict)
     entry_points: dict[str, EntryPoint] = field(default_factory=dict)
+    # @compute functions that cannot be entry points: name -> (module line, why). One bad kernel
+    # must not hide the module's other kernels.
+    entry_problems: dict[str, tuple[int, str]] = field(default_factory=dict)
     uses_f16: bool = False
     uses_subgroups: bool = False
     functions: dict[str, tuple[int, int]] = field(default_factory=dict)  # name -> text span
@@ -601,26 +604,10 @@ class _Parser:
         for fn in self.fns.values():
             if "compute" not in fn.attrs:
                 continue
-            wg_args = fn.attrs.get("workgroup_size")
-            if not wg_args:
-                raise ReflectionError(
-                    f"{self.where}:{fn.line}: @compute fn '{fn.name}' has no @workgroup_size"
-                )
-            size = []
-            needs: set[str] = set()
-            for arg in wg_args[:3]:
-                v = self._eval(arg)
-                waiting = self._pending_in(arg)
-                if v is None and waiting:
-                    needs |= waiting
-                    v = 1
-                if v is None or v != int(v) or v <= 0:
-                    text = " ".join(t.text for t in arg)
-                    raise ReflectionError(
-                        f"{self.where}:{fn.line}: cannot evaluate @workgroup_size argument "
-                        f"'{text}' (use literals, module-scope consts or overrides with defaults)"
-                    )
-                size.append(int(v))
+            size, needs, problem = self._workgroup_size(fn)
+            if problem:
+                self.info.entry_problems[fn.name] = (fn.line, problem)
+                continue
             while len(size) < 3:
                 size.append(1)
             used, bitcasts, reached = self._reachable(fn.name)
@@ -655,6 +642,42 @@ class _Parser:
                 f32_bits=f32_bits,
                 functions=tuple(sorted(reached)),
             )
+
+    def _workgroup_size(self, fn: _Fn) -> tuple[list[int], set[str], str]:
+        """The sizes of `fn`'s @workgroup_size, the overrides they wait for, or why they cannot
+        be used."""
+        wg_args = fn.attrs.get("workgroup_size")
+        if not wg_args:
+            return [], set(), f"@compute fn '{fn.name}' has no @workgroup_size"
+        size = []
+        needs: set[str] = set()
+        for arg in wg_args[:3]:
+            v = self._eval(arg)
+            waiting = self._pending_in(arg)
+            if v is None and waiting:
+                needs |= waiting
+                v = 1
+            text = " ".join(t.text for t in arg)
+            if v is None or v != int(v):
+                return (
+                    [],
+                    set(),
+                    (
+                        f"cannot evaluate @workgroup_size argument '{text}' of '{fn.name}' (use "
+                        "literals, module-scope consts or overrides with defaults)"
+                    ),
+                )
+            if v <= 0:
+                return (
+                    [],
+                    set(),
+                    (
+                        f"@workgroup_size of '{fn.name}' has {text} = {v}: every size must be at "
+                        "least 1"
+                    ),
+                )
+            size.append(int(v))
+        return size, needs, ""
 
     def _reachable(self, root: str) -> tuple[set[str], set[str], set[str]]:
         """Identifiers of `root` and every function it calls, the atomics they bitcast, and the

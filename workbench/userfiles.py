@@ -1,0 +1,154 @@
+"""Reading files a user gives the tool (WGSL, TOML, `.npy`, `.npz`): only regular files, never more
+than a stated size, and any failure as the caller's own one-line error naming the file.
+
+Every reader of user files goes through here, so a named pipe cannot hang a command (it is refused
+by name before anything blocks on it), and no library exception (a `RecursionError` from deeply
+nested TOML, an `EOFError` from an empty `.npy`, a `MemoryError`) escapes as a traceback. `error` is
+the exception class the caller raises (`CorpusError`, `FixtureError`, `UserError`, ...).
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import tomllib
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, BinaryIO
+
+import numpy as np
+
+from workbench.errors import WorkbenchError
+
+ErrorType = Callable[[str], WorkbenchError]
+
+_KINDS = (
+    (stat.S_ISDIR, "a folder"),
+    (stat.S_ISFIFO, "a named pipe"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISSOCK, "a socket"),
+)
+
+
+def one_line(text: str) -> str:
+    """`text` with its line breaks folded, so quoted file content cannot break a message."""
+    return " ".join(str(text).split())
+
+
+def describe(exc: BaseException) -> str:
+    """A library exception in a few words: its own text, or its kind when it has none."""
+    if isinstance(exc, RecursionError):
+        return "nested too deeply"
+    if isinstance(exc, MemoryError):
+        return "too large to hold in memory"
+    if isinstance(exc, OSError) and exc.strerror:
+        return exc.strerror
+    text = one_line(str(exc))
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+@contextmanager
+def guarded(where: str | Path, error: ErrorType, doing: str = "cannot read") -> Iterator[None]:
+    """Any exception raised inside becomes `error("WHERE: DOING (why)")`; the tool's own pass."""
+    try:
+        yield
+    except WorkbenchError:
+        raise
+    except Exception as exc:
+        raise error(f"{where}: {doing} ({describe(exc)})") from None
+
+
+def open_regular(path: str | Path, error: ErrorType) -> BinaryIO:
+    """`path` opened for binary reading, refused unless it is a regular file.
+
+    Opening is non-blocking, so a named pipe without a writer is refused instead of waited on.
+    """
+    where = str(path)
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0))
+    except FileNotFoundError:
+        raise error(f"{where}: no such file") from None
+    except OSError as exc:
+        raise error(f"{where}: cannot read ({describe(exc)})") from None
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            kind = next((name for test, name in _KINDS if test(mode)), "a special file")
+            raise error(f"{where}: cannot read {kind}; only regular files are read")
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def read_bytes(path: str | Path, error: ErrorType, limit: int) -> bytes:
+    """The whole file, refused if it is not a regular file or is larger than `limit` bytes."""
+    with open_regular(path, error) as fh, guarded(path, error):
+        size = os.fstat(fh.fileno()).st_size
+        if size > limit:
+            raise error(f"{path}: {size:,} bytes is more than such a file may be ({limit:,})")
+        data = fh.read(limit + 1)
+    if len(data) > limit:
+        raise error(f"{path}: grew past {limit:,} bytes while being read")
+    return data
+
+
+def read_text(path: str | Path, error: ErrorType, limit: int) -> str:
+    """The file as UTF-8 text (see `read_bytes`)."""
+    data = read_bytes(path, error, limit)
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise error(f"{path}: is not UTF-8 text (byte {exc.start})") from None
+
+
+def parse_toml(text: str, where: str | Path, error: ErrorType) -> dict[str, Any]:
+    """TOML text as a dict; any failure (syntax, absurd nesting) is one `error` line."""
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise error(f"{where}: not valid TOML ({one_line(str(exc))})") from None
+    except Exception as exc:
+        raise error(f"{where}: not usable TOML ({describe(exc)})") from None
+
+
+def read_toml(path: str | Path, error: ErrorType, limit: int = 1 << 20) -> dict[str, Any]:
+    """A TOML file as a dict: regular file, at most `limit` bytes, UTF-8, valid TOML."""
+    return parse_toml(read_text(path, error, limit), path, error)
+
+
+def read_npy_header(fh: BinaryIO, where: str | Path, error: ErrorType) -> tuple:
+    """(shape, fortran_order, dtype) from an `.npy` stream, nothing of the data read yet."""
+    fmt = np.lib.format
+    with guarded(where, error, "not a readable .npy file"):
+        version = fmt.read_magic(fh)
+        if version == (1, 0):
+            shape, fortran, dtype = fmt.read_array_header_1_0(fh)
+        elif version == (2, 0):
+            shape, fortran, dtype = fmt.read_array_header_2_0(fh)
+        else:
+            raise error(f"{where}: .npy format {version} is not 1.0 or 2.0")
+    if dtype.hasobject:
+        raise error(f"{where}: holds Python objects (a pickle); only plain numeric arrays are read")
+    return tuple(int(n) for n in shape), bool(fortran), dtype
+
+
+def read_npy_data(
+    fh: BinaryIO,
+    shape: tuple[int, ...],
+    fortran: bool,
+    dtype: np.dtype,
+    where: str | Path,
+    error: ErrorType,
+) -> np.ndarray:
+    """The data after `read_npy_header`: exactly as many bytes as the header says, or an error."""
+    nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+    with guarded(where, error):
+        data = fh.read(nbytes + 1)
+    if len(data) != nbytes:
+        state = "truncated" if len(data) < nbytes else "longer than its header says"
+        raise error(f"{where}: {state} ({len(data):,} bytes of data, the header says {nbytes:,})")
+    arr = np.frombuffer(data, dtype=dtype).reshape(shape, order="F" if fortran else "C")
+    return np.ascontiguousarray(arr)
