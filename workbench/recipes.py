@@ -179,7 +179,10 @@ def _load_npy(
     notes: list[str] | None,
 ) -> np.ndarray:
     p = Path(path).expanduser()
-    err = lambda msg: UserError(f"{what}: {msg}")  # noqa: E731
+
+    def err(msg: str) -> UserError:
+        return UserError(f"{what}: {msg}")
+
     want = int(np.prod(shape, dtype=np.int64))
     if not os.path.lexists(p):
         raise err(f"{p} does not exist")

@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import partial, wraps
-from typing import Any
+from typing import Any, Concatenate, ParamSpec, TypeVar
 
 import numpy as np
 
@@ -62,6 +62,8 @@ DEFAULT_TIMEOUT_S = 600.0
 # Helper threads left waiting inside wgpu by Ctrl-C or the watchdog (see GpuContext._blocking).
 _abandoned: list[threading.Thread] = []
 _helper = threading.local()
+P = ParamSpec("P")
+R = TypeVar("R")
 
 
 def abandoned_waits() -> bool:
@@ -70,14 +72,17 @@ def abandoned_waits() -> bool:
     return any(t.is_alive() for t in _abandoned)
 
 
-def _watched(method: Callable[..., Any]) -> Callable[..., Any]:
+def _watched(
+    method: Callable[Concatenate[GpuContext, P], R],
+) -> Callable[Concatenate[GpuContext, P], R]:
     """A GpuContext method that waits for the GPU, run under the watchdog (see `_blocking`)."""
 
     @wraps(method)
-    def run(self: GpuContext, *args: Any, **kwargs: Any) -> Any:
+    def run(self: GpuContext, /, *args: P.args, **kwargs: P.kwargs) -> R:
         if getattr(_helper, "active", False):
             return method(self, *args, **kwargs)
-        return self._blocking(partial(method, self, *args, **kwargs))
+        result: R = self._blocking(partial(method, self, *args, **kwargs))
+        return result
 
     return run
 
