@@ -1,31 +1,48 @@
-"""Shipped kernels against peers measured in the same run, on the same GPU.
+"""Shipped kernels against their peers, measured in one run on one GPU, and the table it writes.
 
-For every shipped kernel (elementwise ones at sizes far over the L2 cache, `--seed-dims` for the
-seed defaults; attention at its defaults) this prints the workbench time
-(GPU timestamps, median of `--reps`), its GB/s by the spec's cost model, and two ratios:
-  - vs torch: the same operation in eager PyTorch on the same GPU (CUDA events), when torch with CUDA
-    is present (the GPU machine has it);
-  - vs copy: a device-to-device copy of the same number of bytes (the memory roofline), in torch when
-    available, else a WGSL copy kernel through the same engine.
-A ratio above 1 means the workbench kernel is faster than the peer. Absolute times count only on a GPU.
+For every row (a kernel, or the two kernels of the attention split backward together) this
+measures, in the same process on the same GPU:
+  - ours: the workbench kernel through the session (GPU timestamps, median of `--reps`);
+  - torch eager: the same operation in PyTorch (CUDA events around back-to-back calls);
+  - torch.compile: that expression compiled by Inductor (elementwise rows only: the peer a user
+    would pick for them);
+  - copy: a torch device-to-device copy moving the bytes the row's cost model counts (half read,
+    half written): the memory roofline at that size.
+Ratios are peer time / our time (above 1: ours is faster); "% of copy" is copy time / our time.
+Each row carries its targets from issue 13; a miss prints by how much. Elementwise sizes are far
+over the H100's 50 MB L2 cache. Without torch and CUDA only our times (and a WGSL copy) are shown.
 
-    python benchmarks/bench_kernels.py [--reps 50] [--only NAME ...] [--seed-dims] [--json OUT.json]
+    python benchmarks/bench_kernels.py [--reps 50] [--only LABEL ...] [--check]
+        [--json OUT.json] [--write-docs docs/benchmarks.md]
+
+`--check` also compares every output with the spec's float64 reference at the benchmark sizes
+(slow on a CPU). `--write-docs` replaces the generated part of the section "## Kernels on the
+H100" of the given Markdown file (creating the section if missing); the prose after the
+generated part is kept.
 """
 
 from __future__ import annotations
 
 import argparse
+import datetime
 import json
 import math
+import re
 import sys
 from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from workbench.errors import LimitError
 from workbench.session import Case, Session
-from workbench.specs.registry import all_specs
 from workbench.wgsl.corpus import Corpus, Kernel, Piece
+
+SECTION = "## Kernels on the H100"
+BEGIN = "<!-- bench_kernels.py: generated, do not edit by hand -->"
+END = "<!-- bench_kernels.py: end of generated part -->"
 
 _COPY_WGSL = """
 @group(0) @binding(0) var<storage, read> src: array<vec4<f32>>;
@@ -38,9 +55,75 @@ fn copy_vec4(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgro
 }
 """
 
+FFN = {"seq": 8192, "d_ff": 4096}  # 33.5M elements, 134 MB per tensor
+EMBED = {"seq": 16384, "d_model": 768, "vocab": 16384}
+ROPE = {"seq": 16384}
+CONV = {"batch": 8, "dim": 1024, "seqlen": 4096, "width": 4, "bias": 1}
+ATTN = {"seq": 512, "n_heads": 12, "n_kv_heads": 4, "head_dim": 64}
+
+
+@dataclass(frozen=True)
+class Row:
+    """One line of the table: the kernels timed together, their dims and the issue's targets."""
+
+    label: str
+    kernels: tuple[str, ...]
+    dims: dict[str, int]
+    peer: str  # key into torch_peers()
+    min_copy: float | None = None  # fraction of the copy roofline
+    min_eager: float | None = None
+    min_compile: float | None = None
+    compiled: bool = False  # also time torch.compile of the peer
+
+
+def _elementwise(label: str, kernel: str, dims: dict[str, int]) -> Row:
+    return Row(label, (kernel,), dims, kernel, min_copy=0.9, min_compile=1.0, compiled=True)
+
+
+ROWS = [
+    _elementwise("gelu_inplace", "gelu_inplace", FFN),
+    _elementwise("swiglu_combine", "swiglu_combine", FFN),
+    _elementwise("ffn_gelu_backward", "ffn_gelu_backward", FFN),
+    _elementwise("ffn_swiglu_backward", "ffn_swiglu_backward", FFN),
+    _elementwise("embed_lookup", "embed_lookup", EMBED),
+    _elementwise("embed_lookup_w16", "embed_lookup_w16", EMBED),
+    _elementwise("rope_q", "rope_q", ROPE),
+    _elementwise("rope_k", "rope_k", ROPE),
+    _elementwise("rope_q_backward", "rope_q_backward", ROPE),
+    _elementwise("rope_k_backward", "rope_k_backward", ROPE),
+    Row("embed_backward", ("embed_backward",), EMBED, "embed_backward", min_eager=1.0),
+    Row("causal_conv1d_fwd", ("causal_conv1d_fwd",), CONV | {"silu": 0}, "conv_fwd"),
+    Row(
+        "causal_conv1d_bwd",
+        ("causal_conv1d_bwd",),
+        CONV | {"silu": 0},
+        "conv_bwd",
+        min_copy=0.6,
+        min_eager=1.5,
+    ),
+    Row(
+        "causal_conv1d_bwd, SiLU",
+        ("causal_conv1d_bwd",),
+        CONV | {"silu": 1},
+        "conv_bwd",
+        min_copy=0.6,
+        min_eager=1.5,
+    ),
+    Row("attention_forward", ("attention_forward",), ATTN, "attn_fwd", min_eager=0.5),
+    Row(
+        "attention backward, split",
+        ("attention_backward_short", "attention_backward_short_dKdV"),
+        ATTN,
+        "attn_bwd",
+        min_eager=0.5,
+    ),
+    Row("attention backward, streaming", ("attention_backward",), ATTN, "attn_bwd"),
+]
+
 
 def torch_peers() -> dict[str, Callable[[Case, Any], Callable[[], Any]]]:
-    """Per kernel: given the case and torch, a zero-argument callable doing the same work."""
+    """Per peer key: given the row's first case and torch, a zero-argument callable doing the
+    same work as the row."""
 
     def t(case: Case, torch: Any, name: str) -> Any:
         return torch.from_numpy(np.ascontiguousarray(case.inputs[name])).cuda()
@@ -67,11 +150,10 @@ def torch_peers() -> dict[str, Callable[[Case, Any], Callable[[], Any]]]:
         return run
 
     def embed(case, torch, table="table", tokens="tokens"):
-        tok = t(case, torch, tokens).long()
-        tab = t(case, torch, table)
         vocab = case.dims["vocab"]
-        tok = tok.clamp(max=vocab - 1)
-        return lambda: torch.nn.functional.embedding(tok, tab.view(vocab, -1)).float()
+        tok = t(case, torch, tokens).long().clamp(max=vocab - 1)
+        tab = t(case, torch, table).view(vocab, -1)
+        return lambda: torch.nn.functional.embedding(tok, tab).float()
 
     def embed_bwd(case, torch):
         tok = t(case, torch, "tokens").long().clamp(max=case.dims["vocab"] - 1)
@@ -145,21 +227,46 @@ def torch_peers() -> dict[str, Callable[[Case, Any], Callable[[], Any]]]:
         "embed_lookup": embed,
         "embed_lookup_w16": lambda c, tr: embed(c, tr, "table_w16", "tokens_w16"),
         "embed_backward": embed_bwd,
-        "attention_forward": attn_fwd,
-        "attention_backward": attn_bwd,
-        "attention_backward_short": attn_bwd,
+        "attn_fwd": attn_fwd,
+        "attn_bwd": attn_bwd,
         "rope_q": lambda c, tr: rope(c, tr, "Q"),
         "rope_k": lambda c, tr: rope(c, tr, "K"),
         "rope_q_backward": lambda c, tr: rope(c, tr, "dQ"),
         "rope_k_backward": lambda c, tr: rope(c, tr, "dK"),
-        "causal_conv1d_fwd": lambda c, tr: conv(c, tr, False),
-        "causal_conv1d_bwd": lambda c, tr: conv(c, tr, True),
+        "conv_fwd": lambda c, tr: conv(c, tr, False),
+        "conv_bwd": lambda c, tr: conv(c, tr, True),
     }
 
 
+def compiled_peer(make: Callable[[], Callable[[], Any]], torch: Any) -> Callable[[], Any]:
+    """torch.compile (Inductor, default mode, static shapes) of a peer's zero-argument call."""
+    return torch.compile(make(), dynamic=False)
+
+
 def time_torch(fn: Callable[[], Any], torch: Any, reps: int) -> float:
-    """Milliseconds per call: CUDA events around `reps` back-to-back calls, after warm-up, so
-    launches overlap execution the way our timed passes run back to back in one submit."""
+    """Milliseconds per call, the faster of two honest ways to time torch, so that no way of
+    timing flatters our kernels: per call (the median CUDA-event time around each call, the
+    statistic our timestamps give; launch gaps show for short calls) and back to back
+    (time_torch_stream; neighbouring calls overlap their ramp-up and tail)."""
+    for _ in range(3):
+        fn()
+    torch.cuda.synchronize()
+    marks = [
+        (torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True))
+        for _ in range(reps)
+    ]
+    for a, b in marks:
+        a.record()
+        fn()
+        b.record()
+    marks[-1][1].synchronize()
+    per_call = float(np.median([a.elapsed_time(b) for a, b in marks]))
+    return min(per_call, time_torch_stream(fn, torch, reps))
+
+
+def time_torch_stream(fn: Callable[[], Any], torch: Any, reps: int) -> float:
+    """Milliseconds per call as the mean over `reps` back-to-back calls between two CUDA events:
+    the calls' ramp-up and tail overlap, which per-call timing (ours too) cannot show."""
     for _ in range(3):
         fn()
     torch.cuda.synchronize()
@@ -172,46 +279,236 @@ def time_torch(fn: Callable[[], Any], torch: Any, reps: int) -> float:
     return a.elapsed_time(b) / reps
 
 
-# Dims large enough that every buffer is far bigger than the H100's 50 MB L2 cache, so GB/s
-# figures are memory-bound figures (the seed defaults fit in L2 and flatter everyone).
-LARGE = {
-    "gelu_inplace": {"seq": 16384},
-    "swiglu_combine": {"seq": 16384},
-    "ffn_gelu_backward": {"seq": 16384},
-    "ffn_swiglu_backward": {"seq": 16384},
-    "embed_lookup": {"seq": 16384},
-    "embed_lookup_w16": {"seq": 16384},
-    "embed_backward": {"seq": 16384},
-    "rope_q": {"seq": 16384},
-    "rope_k": {"seq": 16384},
-    "rope_q_backward": {"seq": 16384},
-    "rope_k_backward": {"seq": 16384},
-    "causal_conv1d_fwd": {"batch": 8, "dim": 1024, "seqlen": 4096},
-    "causal_conv1d_bwd": {"batch": 8, "dim": 1024, "seqlen": 4096},
-}
+def torch_copy_ms(nbytes: int, torch: Any, reps: int) -> float:
+    """A device-to-device copy moving `nbytes` in all (half read, half written)."""
+    src = torch.empty(max(1, nbytes // 2 // 4), device="cuda")
+    dst = torch.empty_like(src)
+    return time_torch(lambda: dst.copy_(src), torch, reps)
 
 
-def copy_kernel_ms(session: Session, nbytes: int, reps: int) -> float:
-    """A WGSL vec4 copy of `nbytes` (half read, half written) through the same engine."""
+def wgsl_copy_ms(session: Session, nbytes: int, reps: int) -> float:
+    """A WGSL vec4 copy moving `nbytes` in all, through the same engine (no torch here)."""
     piece = Piece("copy.wgsl", 1, _COPY_WGSL)
     kernel = Kernel("copy_vec4", "copy.wgsl", 1, (piece,), entry="copy_vec4")
     session_copy = Session(Corpus(root=session.corpus.root, kernels=[kernel]), session.gpu)
     n = max(1, nbytes // 2 // 16)
-    case = session_copy.case("copy_vec4", dims={"n": n}, inputs={"src": "zeros"})
-    run = session_copy.run(case, reps=reps, warmup=3, reference=False)
-    return run.timing.median_ms
+    try:
+        case = session_copy.case("copy_vec4", dims={"n": n}, inputs={"src": "zeros"})
+    except LimitError:  # a copy this size does not fit the adapter's bindings (CPU adapters)
+        return math.nan
+    return session_copy.run(case, reps=reps, warmup=3, reference=False).timing.median_ms
+
+
+@dataclass
+class Result:
+    row: Row
+    dims: dict[str, int]
+    ours_ms: float
+    nbytes: int
+    flops: int
+    copy_ms: float
+    eager_ms: float = math.nan
+    compile_ms: float = math.nan
+    parts_ms: dict[str, float] = field(default_factory=dict)  # ours, per kernel of the row
+    checked: str = "not checked"
+    misses: list[str] = field(default_factory=list)
+
+    @property
+    def copy_frac(self) -> float:
+        return self.copy_ms / self.ours_ms
+
+    @property
+    def vs_eager(self) -> float:
+        return self.eager_ms / self.ours_ms
+
+    @property
+    def vs_compile(self) -> float:
+        return self.compile_ms / self.ours_ms
+
+    def judge(self) -> None:
+        """Fill `misses` with every target this result falls short of, and by how much."""
+        r = self.row
+        if r.min_copy is not None and self.copy_frac < r.min_copy:
+            self.misses.append(
+                f"{self.copy_frac:.0%} of copy, target {r.min_copy:.0%} "
+                f"({_points(r.min_copy - self.copy_frac)} short)"
+            )
+        for name, got, want in (
+            ("eager", self.vs_eager, r.min_eager),
+            ("torch.compile", self.vs_compile, r.min_compile),
+        ):
+            if want is not None and not math.isnan(got) and got < want:
+                self.misses.append(
+                    f"{got:.2f}x {name}, target {want:.2f}x ({(1 - got / want):.0%} short)"
+                )
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "label": self.row.label,
+            "kernels": list(self.row.kernels),
+            "dims": self.dims,
+            "ours_ms": self.ours_ms,
+            "gb_per_s": self.nbytes / self.ours_ms / 1e6,
+            "gflop_per_s": self.flops / self.ours_ms / 1e6,
+            "copy_ms": self.copy_ms,
+            "eager_ms": self.eager_ms,
+            "compile_ms": self.compile_ms,
+            "parts_ms": self.parts_ms,
+            "copy_frac": self.copy_frac,
+            "vs_eager": self.vs_eager,
+            "vs_compile": self.vs_compile,
+            "checked": self.checked,
+            "misses": self.misses,
+        }
+
+
+def measure(session: Session, row: Row, torch: Any, peers: dict, reps: int, check: bool) -> Result:
+    """Time one row: ours (summed over its kernels), its torch peers and the copy roofline."""
+    ours, nbytes, flops, checked, first, parts = 0.0, 0, 0, [], None, {}
+    for name in row.kernels:
+        case = session.case(name, dims=row.dims)
+        first = first or case
+        run = session.run(case, reps=reps, warmup=3, reference=check)
+        ours += run.timing.median_ms
+        parts[name] = run.timing.median_ms
+        if case.cost:
+            nbytes += case.cost.bytes
+            flops += case.cost.flops
+        if check:
+            bad = [n for n, c in run.compare.items() if not c.ok]
+            checked.append(f"{name}: {'FAILED ' + ', '.join(bad) if bad else 'ok'}")
+    copy_ms = torch_copy_ms(nbytes, torch, reps) if torch else wgsl_copy_ms(session, nbytes, reps)
+    res = Result(row, dict(first.dims), ours, nbytes, flops, copy_ms, parts_ms=parts)
+    if check:
+        res.checked = "; ".join(checked)
+    if torch is not None:
+        res.eager_ms = time_torch(peers[row.peer](first, torch), torch, reps)
+        if row.compiled:
+            fn = compiled_peer(lambda: peers[row.peer](first, torch), torch)
+            res.compile_ms = time_torch(fn, torch, reps)
+    res.judge()
+    return res
+
+
+def _points(frac: float) -> str:
+    n = round(frac * 100)
+    return f"{n} point" if n == 1 else f"{n} points"
+
+
+def _fmt(v: float, spec: str) -> str:
+    return "–" if math.isnan(v) else format(v, spec)
+
+
+def _ratio(v: float) -> str:
+    return "–" if math.isnan(v) else f"{v:.2f}x"
+
+
+def _verdict(r: Result) -> str:
+    """met / missed, or – where the row has no target or a peer it is judged by is unmeasured."""
+    row = r.row
+    needed = [(row.min_eager, r.vs_eager), (row.min_compile, r.vs_compile)]
+    if all(v is None for v in (row.min_copy, row.min_eager, row.min_compile)):
+        return "–"
+    if r.misses:
+        return "**missed**"
+    return "–" if any(want is not None and math.isnan(got) for want, got in needed) else "met"
+
+
+def _dims_text(dims: dict[str, int]) -> str:
+    return ", ".join(f"{k} {v}" for k, v in dims.items())
+
+
+def markdown(results: list[Result], header: dict[str, str]) -> str:
+    """The generated part of the docs section: provenance, the table, the misses."""
+    lines = [
+        BEGIN,
+        "",
+        f"Measured {header['date']} by `python benchmarks/bench_kernels.py --write-docs "
+        "docs/benchmarks.md` in one run on one GPU:",
+        "",
+        f"- device: {header['device']}; driver {header['driver']}; torch {header['torch']}",
+        f"- copy roofline: a torch device-to-device copy of 256 MiB moved "
+        f'{header["copy_gbs"]} GB/s (bytes read plus written); each row\'s "% of copy" uses a '
+        "copy of that row's own bytes, timed in the same run",
+        "- ours: GPU timestamps around each dispatch, median of the timed dispatches; torch "
+        "(eager, compile, copy): the faster of the median of CUDA events around each call and "
+        "the mean of back-to-back calls between two events, so that no timing method flatters "
+        "our kernels; ratios are peer time / our time (above 1: ours is faster)",
+        "",
+        "| kernel | sizes | ours ms | GB/s | GFLOP/s | copy ms | % of copy | eager ms | "
+        "vs eager | compile ms | vs compile | targets |",
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|",
+    ]
+    for r in results:
+        gbs = r.nbytes / r.ours_ms / 1e6
+        gfl = r.flops / r.ours_ms / 1e6
+        lines.append(
+            f"| {r.row.label} | {_dims_text(r.dims)} | {r.ours_ms:.4f} | {gbs:,.0f} | "
+            f"{gfl:,.0f} | {r.copy_ms:.4f} | {r.copy_frac:.0%} | {_fmt(r.eager_ms, '.4f')} | "
+            f"{_ratio(r.vs_eager)} | {_fmt(r.compile_ms, '.4f')} | {_ratio(r.vs_compile)} | "
+            f"{_verdict(r)} |"
+        )
+    missed = [r for r in results if r.misses]
+    lines += ["", "Targets (issue 13) missed in this run:" if missed else "Every target met."]
+    lines += [f"- {r.row.label}: {'; '.join(r.misses)}" for r in missed]
+    lines += ["", END]
+    return "\n".join(lines)
+
+
+def load_results(path: Path) -> tuple[dict[str, str], list[Result]]:
+    """The header and results of a run saved with --json (rows matched to ROWS by label)."""
+    data = json.loads(path.read_text())
+    rows = {r.label: r for r in ROWS}
+    results = []
+    for j in data["rows"]:
+        res = Result(
+            rows[j["label"]],
+            j["dims"],
+            j["ours_ms"],
+            round(j["gb_per_s"] * j["ours_ms"] * 1e6),
+            round(j["gflop_per_s"] * j["ours_ms"] * 1e6),
+            j["copy_ms"],
+            eager_ms=j["eager_ms"] if j["eager_ms"] is not None else math.nan,
+            compile_ms=j["compile_ms"] if j["compile_ms"] is not None else math.nan,
+            checked=j["checked"],
+            parts_ms=j.get("parts_ms", {}),
+        )
+        res.judge()
+        results.append(res)
+    return data["header"], results
+
+
+def write_docs(path: Path, generated: str) -> None:
+    """Replace the generated part of SECTION in `path`, or add the section; keep the prose."""
+    text = path.read_text() if path.exists() else "# Benchmarks\n"
+    if SECTION not in text:
+        text = text.rstrip("\n") + f"\n\n{SECTION}\n\n{generated}\n"
+    elif BEGIN in text and END in text:
+        pattern = re.escape(BEGIN) + ".*?" + re.escape(END)
+        text = re.sub(pattern, lambda _m: generated, text, count=1, flags=re.S)
+    else:
+        text = text.replace(SECTION, f"{SECTION}\n\n{generated}", 1)
+    path.write_text(text)
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--reps", type=int, default=50)
     ap.add_argument("--adapter")
-    ap.add_argument("--only", nargs="*", default=None)
+    ap.add_argument("--only", nargs="*", default=None, help="row labels or kernel names")
+    ap.add_argument("--check", action="store_true", help="compare outputs with the references")
     ap.add_argument("--json", metavar="FILE")
+    ap.add_argument("--write-docs", metavar="FILE")
     ap.add_argument(
-        "--seed-dims", action="store_true", help="the seed default dims instead of L2-busting ones"
+        "--from-json", metavar="FILE", help="render --write-docs from a saved --json run instead"
     )
     args = ap.parse_args()
+    if args.from_json:
+        if not args.write_docs:
+            ap.error("--from-json renders a saved run: give --write-docs FILE")
+        header, results = load_results(Path(args.from_json))
+        write_docs(Path(args.write_docs), markdown(results, header))
+        return 0
     try:
         import torch
 
@@ -220,50 +517,44 @@ def main() -> int:
     except ImportError:
         torch = None
     session = Session.open(adapter=args.adapter)
-    print(f"adapter: {session.adapter.label}   torch peer: {'yes' if torch else 'no'}", flush=True)
+    adapter = session.adapter
+    header = {
+        "date": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC"),
+        "device": adapter.label,
+        "driver": adapter.driver,
+        "torch": torch.__version__ if torch else "absent",
+        "copy_gbs": "–",
+    }
+    if torch is not None:
+        src = torch.empty(64 << 20, device="cuda")
+        dst = torch.empty_like(src)
+        ms = time_torch_stream(lambda: dst.copy_(src), torch, args.reps)
+        header["copy_gbs"] = f"{2 * (256 << 20) / ms / 1e6:,.0f}"
+    print(f"adapter: {adapter.label}, driver {adapter.driver}; torch {header['torch']}")
+    print(f"copy of 256 MiB: {header['copy_gbs']} GB/s", flush=True)
     peers = torch_peers()
-    rows = []
-    hdr = f"{'kernel':<30} {'ours':>10} {'GB/s':>8} {'torch':>10} {'vs torch':>9} {'vs copy':>8}"
+    rows = [
+        r for r in ROWS if not args.only or r.label in args.only or set(r.kernels) & set(args.only)
+    ]
+    hdr = f"{'kernel':<30} {'ours ms':>9} {'GB/s':>7} {'%copy':>6} {'eager':>7} {'compile':>7}"
     print(hdr)
-    for name in all_specs():
-        if args.only and name not in args.only:
-            continue
-        case = session.case(name, dims={} if args.seed_dims else LARGE.get(name, {}))
-        run = session.run(case, reps=args.reps, warmup=3, reference=False)
-        ours = run.timing.median_ms
-        cost = case.cost
-        gbs = cost.bytes / (ours / 1e3) / 1e9 if cost else math.nan
-        peer_ms = math.nan
-        if torch is not None and name in peers:
-            peer_ms = time_torch(peers[name](case, torch), torch, args.reps)
-        if torch is not None:
-            src = torch.empty(max(1, cost.bytes // 2 // 4), device="cuda")
-            dst = torch.empty_like(src)
-            copy_ms = time_torch(lambda s=src, d=dst: d.copy_(s), torch, args.reps)
-        else:
-            copy_ms = copy_kernel_ms(session, cost.bytes, args.reps)
-        row = {
-            "kernel": name,
-            "dims": case.dims,
-            "ours_ms": ours,
-            "gb_per_s": gbs,
-            "torch_ms": peer_ms,
-            "vs_torch": peer_ms / ours if not math.isnan(peer_ms) else None,
-            "copy_ms": copy_ms,
-            "vs_copy": copy_ms / ours,
-            "method": run.timing.method,
-        }
-        rows.append(row)
-        vt = f"{row['vs_torch']:.2f}x" if row["vs_torch"] else "–"
-        tms = f"{peer_ms:.4f}" if not math.isnan(peer_ms) else "–"
+    results = []
+    for row in rows:
+        res = measure(session, row, torch, peers, args.reps, args.check)
+        results.append(res)
+        gbs = res.nbytes / res.ours_ms / 1e6
         print(
-            f"{name:<30} {ours:>10.4f} {gbs:>8.1f} {tms:>10} {vt:>9} {row['vs_copy']:>7.2f}x",
+            f"{row.label:<30} {res.ours_ms:>9.4f} {gbs:>7.0f} {res.copy_frac:>6.0%} "
+            f"{_ratio(res.vs_eager):>7} {_ratio(res.vs_compile):>7}"
+            + (f"  [{res.checked}]" if args.check else "")
+            + (f"  MISS: {'; '.join(res.misses)}" if res.misses else ""),
             flush=True,
         )
-    print("(times in ms, medians; 'vs' = peer time / our time, >1 means ours is faster)")
     if args.json:
-        with open(args.json, "w") as fh:
-            json.dump({"adapter": session.adapter.label, "rows": rows}, fh, indent=2, default=str)
+        data = {"header": header, "rows": [r.to_json() for r in results]}
+        Path(args.json).write_text(json.dumps(data, indent=2, default=str))
+    if args.write_docs:
+        write_docs(Path(args.write_docs), markdown(results, header))
     return 0
 
 

@@ -279,8 +279,8 @@ def _spec_case(
         if shipped_ep is None:
             raise RuntimeError(f"the shipped kernel {spec.name} has no entry point")
         spec_names = {(b.group, b.binding): b.name for b in shipped_ep.bindings}
-    gx, gy, gz = (int(v) for v in spec.grid(d))
-    grid = (gx, gy, gz)
+    # The seed grid, divided by the kernel's ELEMENTS_PER_INVOCATION where it declares one.
+    grid = spec.launch_grid(d, k.module.consts if k.module else {})
     sized = []
     for b in ep.bindings:
         if b.space == "uniform":

@@ -28,9 +28,10 @@ def assert_outputs_close(run: Run, spec: KernelSpec, expected: Mapping[str, np.n
 
 # ---- the activations' [seq, d_ff] layout (forward and backward kernels alike) -----------------
 
-# (seq, d_ff): n = 1, 255, 257 (one past a workgroup), 1000; none but the first fill their last
-# workgroup, so the bounds check matters.
-FFN_SHAPES = [(1, 1), (1, 255), (1, 257), (4, 250)]
+# (seq, d_ff): n = 1, 255, 257 (one past a workgroup's first element each), 1000, 1025 (one past a
+# block of 1024 = 256 invocations x 4 elements), 3069 (three blocks, the last one short and not a
+# multiple of 4 or 256); none but the first fill their last block, so the bounds checks matter.
+FFN_SHAPES = [(1, 1), (1, 255), (1, 257), (4, 250), (1, 1025), (3, 1023)]
 FFN_SHAPE_IDS = [f"n{s * d}" for s, d in FFN_SHAPES]
 # Uploaded into outputs to show which elements a kernel wrote.
 SENTINEL = 12345.0

@@ -14,6 +14,7 @@ import math
 import numpy as np
 import pytest
 
+from workbench.errors import UserError
 from workbench.specs.activation import SPECS
 from workbench.specs.refs import activation as ref
 
@@ -114,6 +115,13 @@ def test_spec_shapes_grid_and_cost() -> None:
         assert spec.grid(spec.resolve_dims({"seq": 0})) == (0, 1, 1)
         assert set(spec.inputs(dims, 0)) | set(spec.zeroed) == set(spec.buffers(dims))
     assert SPEC[GELU].cost({"seq": 2, "d_ff": 8}).bytes == 2 * 16 * 4  # x read and written
+    # A kernel declaring ELEMENTS_PER_INVOCATION divides the one-element-per-invocation grid.
+    dims = SPEC[GELU].resolve_dims({"seq": 4, "d_ff": 300})
+    assert SPEC[GELU].launch_grid(dims, {}) == (5, 1, 1)
+    assert SPEC[GELU].launch_grid(dims, {"ELEMENTS_PER_INVOCATION": 4}) == (2, 1, 1)
+    for bad in (0, 2.5):
+        with pytest.raises(UserError, match="ELEMENTS_PER_INVOCATION"):
+            SPEC[GELU].launch_grid(dims, {"ELEMENTS_PER_INVOCATION": bad})
     assert SPEC[SWIGLU].cost({"seq": 2, "d_ff": 8}).bytes == 3 * 16 * 4  # gate, up, hidden
 
 
@@ -161,8 +169,9 @@ def test_every_element_below_n_is_written(session) -> None:
 
 
 def test_elements_past_n_are_untouched(session) -> None:
-    """The uniform n set to 300 over 512-element buffers (grid of 2 workgroups, 212 threads
-    past n): elements below n are the kernel's, the others keep what was uploaded."""
+    """The uniform n set to 300 over 512-element buffers (one workgroup of 1024 elements, 724 of
+    them past n): elements below n are the kernel's, the others keep what was uploaded."""
+    assert session.case(GELU, dims=ffn_dims(1, 512)).grid == (1, 1, 1)  # 4 per invocation
     n = 300
     x = f32_row(np.linspace(-3.0, 3.0, 512))
     run = session.run(GELU, dims=ffn_dims(1, 512), inputs={"x": x}, sets={"n": n}, seed=0)

@@ -197,6 +197,15 @@ def test_odd_head_dim_and_documents(session, kernel: str) -> None:
     _assert_ok(session.run(kernel, dims=dims, seed=12), kernel)
 
 
+@pytest.mark.parametrize("kernel", ALL)
+def test_head_dim_and_seq_off_the_score_tiling(session, kernel: str) -> None:
+    """head_dim 37: the 8 invocations sharing a key's dot product get 5 or 4 elements, and 6
+    groups of 37 lanes leave 34 idle; seq 45 ends mid-pass (32 keys per pass) with the first
+    document's keys starting mid-pass too (2 documents)."""
+    dims = {"seq": 45, "n_heads": 4, "n_kv_heads": 2, "head_dim": 37, "docs": 2}
+    _assert_ok(session.run(kernel, dims=dims, seed=14), kernel)
+
+
 @pytest.mark.parametrize("kernel", [FWD, STREAM])
 def test_streaming_past_1024(session, kernel: str) -> None:
     """Five key blocks of 256 for the last queries: the online softmax and pass A/B loops."""

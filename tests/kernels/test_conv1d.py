@@ -25,7 +25,9 @@ BWD = "causal_conv1d_bwd"
 
 # Every width and flag at the two seqlens that cross chunk and workgroup edges unevenly (151 < one
 # workgroup's 256 steps; 1134 spans two 1024-step backward chunks), a few at the degenerate and
-# just-past-a-workgroup-half lengths. Batch 2, dim 64 throughout.
+# just-past-a-workgroup-half lengths, and where a backward chunk's look-ahead halo straddles the
+# row end (1025, 1027: one or three steps past a chunk), a third chunk starts (2049) or a second
+# workgroup of 4 chunks takes the last 4 steps (4100). Batch 2, dim 64 throughout.
 FULL = [
     (seqlen, width, bias, silu)
     for seqlen, width, bias, silu in itertools.product((151, 1134), (2, 3, 4), (0, 1), (0, 1))
@@ -38,6 +40,10 @@ EDGE = [
     (129, 4, 1, 1),
     (129, 2, 0, 1),
     (129, 3, 1, 0),
+    (1025, 4, 1, 1),
+    (1027, 2, 1, 1),
+    (2049, 3, 0, 1),
+    (4100, 4, 1, 1),
 ]
 CASES = FULL + EDGE
 IDS = [f"L{s}-W{w}-bias{b}-silu{a}" for s, w, b, a in CASES]

@@ -23,8 +23,10 @@ BACKWARD = "embed_backward"
 W16 = "embed_lookup_w16"
 
 # (seq, d_model, vocab): one element; seq * d_model = 703 and 1500, not multiples of 256; exactly
-# one workgroup per row; a vocabulary smaller than the sequence so ids repeat.
-SMALL = [(1, 1, 1), (37, 19, 50), (3, 256, 7), (5, 300, 11), (64, 24, 3)]
+# one workgroup per row; a vocabulary smaller than the sequence so ids repeat; 3075 elements, three
+# lookup blocks of 1024 (256 invocations x 4) and 3 more, one w16 block of 2048 (x 8) and 1027
+# more, rows of odd width straddling them.
+SMALL = [(1, 1, 1), (37, 19, 50), (3, 256, 7), (5, 300, 11), (64, 24, 3), (41, 75, 13)]
 SMALL_IDS = [f"seq{s}-d{d}-vocab{v}" for s, d, v in SMALL]
 
 
@@ -219,10 +221,14 @@ def test_w16_equals_f32_lookup_bitwise(session) -> None:
 
 
 def test_grid_folded_past_65535_workgroups(session) -> None:
-    """65,600 * 256 elements need 65,600 workgroups: the host folds the grid into 2-D and
-    flat_id must still give every element exactly one thread."""
+    """65,600 * 256 elements need 65,600 workgroups of one element per invocation: the host folds
+    the backward's grid into 2-D and flat_id must still give every element exactly one thread.
+    The lookup takes 4 elements per invocation (16,400 workgroups, unfolded; folding it would need
+    more than lavapipe's 128 MiB per binding)."""
     dims = _dims(65600, 256, 4096)
     fwd = session.run(LOOKUP, dims=dims, seed=12)
+    assert fwd.case.grid == (16400, 1, 1)
+    assert session.case(W16, dims=dims).grid == (8200, 1, 1)
     np.testing.assert_array_equal(fwd.outputs["out"], fwd.inputs["table"][fwd.inputs["tokens"]])
     bwd = session.run(BACKWARD, dims=dims, seed=12)
     expected = ref.embed_backward(bwd.inputs["tokens"], bwd.inputs["grad_out"], 4096)

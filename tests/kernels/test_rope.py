@@ -36,8 +36,16 @@ KERNELS = {
 BACKWARD_OF = {"rope_q": "rope_q_backward", "rope_k": "rope_k_backward"}
 
 # (seq, heads, head_dim, pos_offset): a single pair; 63 pairs; 1,920 pairs (not a multiple of 256)
-# with and without an offset; a KV-cache decode step far into the sequence.
-SMALL = [(1, 1, 2, 0), (7, 3, 6, 0), (5, 12, 64, 0), (5, 12, 64, 37), (3, 4, 128, 1000)]
+# with and without an offset; a KV-cache decode step far into the sequence; 2,091 pairs, two blocks
+# of 1024 (256 invocations x 4 pairs) and 43 more, in heads of odd pair count.
+SMALL = [
+    (1, 1, 2, 0),
+    (7, 3, 6, 0),
+    (5, 12, 64, 0),
+    (5, 12, 64, 37),
+    (3, 4, 128, 1000),
+    (17, 3, 82, 5),
+]
 SMALL_IDS = [f"seq{s}-h{h}-hd{d}-off{o}" for s, h, d, o in SMALL]
 
 
@@ -206,9 +214,9 @@ def test_empty_sequence(session, kernel: str) -> None:
 # Each alteration applies to the shared helper (every kernel) or to both forward kernels.
 ALTERED = {
     # theta_i from rope_base 10001: off by at most 4e-6 rad per position.
-    "base_10001": ("pow(rope_base, ", "pow(rope_base + 1.0, "),
+    "base_10001": ("pow(vec4<f32>(rope_base), ", "pow(vec4<f32>(rope_base + 1.0), "),
     # The rotation turns the wrong way in the forward kernels.
-    "flipped_sine": ("= x0 * r.c - x1 * r.sn;", "= x0 * r.c + x1 * r.sn;"),
+    "flipped_sine": ("x.a * c - x.b * sn", "x.a * c + x.b * sn"),
 }
 
 

@@ -67,7 +67,7 @@ async def test_loop_dims_recipe_run_and_every_tab() -> None:
     async with app.run_test(size=SIZE) as pilot:
         await open_at(pilot, SWIGLU, seq="8", d_ff="300")
         assert "n = 2,400" in _text(app, "#derived")
-        assert "10 workgroups" in _text(app, "#derived")
+        assert "3 workgroups" in _text(app, "#derived")
         # A bad dim is shown inline, never raised.
         await type_into(pilot, "#dim-seq", "x")
         assert "seq" in _text(app, "#problems") and "whole number" in _text(app, "#problems")

@@ -255,7 +255,8 @@ def _step(
     grid: tuple[int, ...] | None = None
     step_dims: dict[str, int] = {}
     if spec is not None:
-        step_dims, spec_uniforms, grid, spec_buffers = _spec_parts(d, spec, dims, fail)
+        consts = kernel.module.consts if kernel.module else {}
+        step_dims, spec_uniforms, grid, spec_buffers = _spec_parts(d, spec, dims, consts, fail)
         env |= step_dims
         uniforms = {
             b.name: spec_uniforms[names[b.name]]
@@ -343,9 +344,14 @@ def _spec_names(kernel: Kernel, spec: KernelSpec | None) -> dict[str, str]:
 
 
 def _spec_parts(
-    d: StepDef, spec: KernelSpec, dims: Mapping[str, int], fail: Callable[[str, str], Exception]
+    d: StepDef,
+    spec: KernelSpec,
+    dims: Mapping[str, int],
+    consts: Mapping[str, float | int],
+    fail: Callable[[str, str], Exception],
 ) -> tuple[dict[str, int], dict[str, Any], tuple[int, int, int], dict[str, Buffer]]:
-    """The step's spec dims (pipeline dims by name, step overrides), uniforms, grid and buffers."""
+    """The step's spec dims (pipeline dims by name, step overrides), uniforms, grid (for a kernel
+    with module-scope constants `consts`) and buffers."""
     known = [x.name for x in spec.dims]
     given = {k: v for k, v in dims.items() if k in known}
     for key, value in d.dims.items():
@@ -361,7 +367,7 @@ def _spec_parts(
         resolved = spec.resolve_dims(given)
         buffers = spec.buffers(resolved)
         uniforms = dict(spec.uniforms(resolved))
-        grid = tuple(int(v) for v in spec.grid(resolved))
+        grid = spec.launch_grid(resolved, consts)
     except UserError as exc:
         raise fail("dims", str(exc)) from None
     return resolved, uniforms, grid, buffers  # type: ignore[return-value]

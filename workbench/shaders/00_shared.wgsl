@@ -9,6 +9,22 @@ fn flat_id(gid: vec3<u32>, nwg: vec3<u32>) -> u32 {
     return gid.y * nwg.x * WG + gid.x;
 }
 
+// Elementwise kernels give each invocation 4 elements, WG apart, of one block of BLOCK = 4 WG:
+// every load instruction of a workgroup is contiguous, and an invocation has 4 loads per input in
+// flight before it does any arithmetic (one load each left an H100 waiting on memory latency at
+// about 60% of its copy bandwidth). The 4 elements are the lanes of a vec4 (registers): a private
+// array indexed in a loop lands in slow local memory on some drivers. Such a kernel declares
+// `const ELEMENTS_PER_INVOCATION: u32 = 4u;`, which the host reads to divide the spec's
+// one-element-per-invocation grid (it folds grids past 65,535 workgroups into 2-D).
+const BLOCK: u32 = WG * 4u;
+
+// Flat indices of this invocation's 4 elements: its block's start plus its place in the
+// workgroup, then WG apart. The caller checks each lane against the element count.
+fn block_lanes(wid: vec3<u32>, lid: u32, nwg: vec3<u32>) -> vec4<u32> {
+    let first = (wid.y * nwg.x + wid.x) * BLOCK + lid;
+    return first + vec4<u32>(0u, WG, 2u * WG, 3u * WG);
+}
+
 // True for every value that is neither NaN nor +-Inf. Checked on the bit pattern: a
 // compiler may assume IEEE comparisons never see NaN and fold `x != x` away.
 fn is_finite(x: f32) -> bool {
@@ -18,6 +34,15 @@ fn is_finite(x: f32) -> bool {
 // Replaces NaN and +-Inf by 0 so one bad element cannot poison a whole gradient.
 fn nan_guard(x: f32) -> f32 {
     return select(0.0, x, is_finite(x));
+}
+
+// is_finite and nan_guard for the 4 lanes of an elementwise kernel.
+fn is_finite4(x: vec4<f32>) -> vec4<bool> {
+    return (bitcast<vec4<u32>>(x) & vec4<u32>(0x7f800000u)) != vec4<u32>(0x7f800000u);
+}
+
+fn nan_guard4(x: vec4<f32>) -> vec4<f32> {
+    return select(vec4<f32>(0.0), x, is_finite4(x));
 }
 
 // Workgroup reductions. naga does not accept workgroup pointers as function parameters, so the

@@ -39,6 +39,10 @@
 
 const MAX_HEAD_DIM: u32 = 256u;
 const MAX_SHORT_SEQ: u32 = 1024u;
+// attention_backward_short: invocations that share one key's dot products, and the keys one pass
+// of the workgroup covers.
+const PARTS: u32 = 4u;
+const KEYS_PER_PASS: u32 = WG / PARTS;
 
 // --- KERNEL: attention_backward ---
 @group(0) @binding(0) var<storage, read> Q: array<f32>;
@@ -198,6 +202,7 @@ var<workgroup> sh_do: array<f32, 256>;
 var<workgroup> sh_p_full: array<f32, 1024>;
 var<workgroup> sh_dp_full: array<f32, 1024>;
 var<workgroup> sh_partial: array<f32, WG>;
+var<workgroup> sh_partial_dov: array<f32, WG>;
 
 
 @compute @workgroup_size(256)
@@ -228,26 +233,41 @@ fn attention_backward_short(
     let lo = min(seg[s], s);
     workgroupBarrier();
 
-    // P and dP for the whole row, zero where the mask hides key j; each invocation keeps the
-    // same keys through the D reduction and the dS flush, so those need no barrier of their own.
+    // P and dP for the visible keys, a pass of KEYS_PER_PASS keys at a time: PARTS neighbouring
+    // invocations share a key, each summing every PARTS-th element of its K and V rows (so a
+    // subgroup's loads touch a few rows, not one row per invocation), and the partial sums meet
+    // in workgroup memory, where the first KEYS_PER_PASS invocations finish them. Entries
+    // outside [lo, s] are left stale: the flush below masks them.
+    let part = lid % PARTS;
     var d_part = 0.0;
-    for (var j = lid; j < seq_len; j = j + WG) {
-        var p = 0.0;
-        var dp = 0.0;
+    for (var j0 = lo - lo % KEYS_PER_PASS; j0 <= s; j0 = j0 + KEYS_PER_PASS) {
+        let j = j0 + lid / PARTS;
+        var qk = 0.0;
+        var dov = 0.0;
         if (j >= lo && j <= s) {
             let kv_base = (j * n_kv + kvh) * hd;
-            var qk = 0.0;
-            var dov = 0.0;
-            for (var d = 0u; d < hd; d = d + 1u) {
+            for (var d = part; d < hd; d = d + PARTS) {
                 qk = qk + sh_q[d] * K[kv_base + d];
                 dov = dov + sh_do[d] * V[kv_base + d];
             }
-            p = exp(qk * scale - lse);
-            dp = dov;
         }
-        sh_p_full[j] = p;
-        sh_dp_full[j] = dp;
-        d_part = d_part + p * dp;
+        sh_partial[lid] = qk;
+        sh_partial_dov[lid] = dov;
+        workgroupBarrier();
+        let jj = j0 + lid;
+        if (lid < KEYS_PER_PASS && jj >= lo && jj <= s) {
+            var a = 0.0;
+            var b = 0.0;
+            for (var r = 0u; r < PARTS; r = r + 1u) {
+                a = a + sh_partial[lid * PARTS + r];
+                b = b + sh_partial_dov[lid * PARTS + r];
+            }
+            let p = exp(a * scale - lse);
+            sh_p_full[jj] = p;
+            sh_dp_full[jj] = b;
+            d_part = d_part + p * b;
+        }
+        workgroupBarrier();
     }
     let big_d = wg_reduce_sum(d_part, lid);
 
@@ -256,8 +276,9 @@ fn attention_backward_short(
     // and attention_backward_short_dKdV reads these zeros as the mask.
     let row = (s * n_heads + h) * seq_len;
     for (var j = lid; j < seq_len; j = j + WG) {
-        let p = sh_p_full[j];
-        let ds = select(0.0, scale * p * (sh_dp_full[j] - big_d), j >= lo && j <= s);
+        let visible = j >= lo && j <= s;
+        let p = select(0.0, sh_p_full[j], visible);
+        let ds = select(0.0, scale * p * (sh_dp_full[j] - big_d), visible);
         sh_dp_full[j] = ds;
         P_scratch[row + j] = p;
         dS_scratch[row + j] = ds;
@@ -322,26 +343,43 @@ fn attention_backward_short_dKdV(
     let g = lid / hd;
     let lane = lid % hd;
     // Causal: only queries s >= j can see key j; the document mask is already in the scratch,
-    // whose hidden entries are zero. A zero entry is skipped, not multiplied: 0 * Q or 0 * dO
-    // would carry a NaN of another document's query into this key. is_zero tests the bits, as
-    // is_finite does: `ds != 0.0` may compile to an ordered compare that is false for NaN. The
-    // hd lanes of a group share s, so the branches are uniform within a group.
+    // whose hidden entries are zero. A zero entry is skipped, not multiplied: its product is
+    // replaced by 0 (0 * Q or 0 * dO would carry a NaN of another document's query into this
+    // key). is_zero tests the bits, as is_finite does: `ds != 0.0` may compile to an ordered
+    // compare that is false for NaN.
+    // Every load of a step is issued before any of its values is used (the skip is a select,
+    // not a branch around the load), and two queries s, s + groups are taken per step, so an
+    // invocation keeps eight loads in flight instead of waiting on each scratch entry in turn.
     var dk = 0.0;
     var dv = 0.0;
     if (g < groups) {
-        for (var s = j + g; s < seq_len; s = s + groups) {
+        for (var s = j + g; s < seq_len; s = s + 2u * groups) {
+            let s2 = s + groups;
+            let two = s2 < seq_len;
             for (var r = 0u; r < group; r = r + 1u) {
                 let h = kvh * group + r;
                 let sc = (s * n_heads + h) * seq_len + j;
                 let qi = (s * n_heads + h) * hd + lane;
                 let ds = dS_scratch[sc];
                 let p = P_scratch[sc];
-                if (!is_zero(ds)) {
-                    dk = dk + ds * Q[qi];
+                let q = Q[qi];
+                let o = dO[qi];
+                var ds2 = 0.0;
+                var p2 = 0.0;
+                var q2 = 0.0;
+                var o2 = 0.0;
+                if (two) {
+                    let sc2 = (s2 * n_heads + h) * seq_len + j;
+                    let qi2 = (s2 * n_heads + h) * hd + lane;
+                    ds2 = dS_scratch[sc2];
+                    p2 = P_scratch[sc2];
+                    q2 = Q[qi2];
+                    o2 = dO[qi2];
                 }
-                if (!is_zero(p)) {
-                    dv = dv + p * dO[qi];
-                }
+                dk = dk + select(ds * q, 0.0, is_zero(ds));
+                dv = dv + select(p * o, 0.0, is_zero(p));
+                dk = dk + select(ds2 * q2, 0.0, is_zero(ds2));
+                dv = dv + select(p2 * o2, 0.0, is_zero(p2));
             }
         }
     }

@@ -2,14 +2,14 @@
 overwriting its input) and swiglu_combine (hidden = silu(gate) * up).
 
 Both see an FFN intermediate [seq, d_ff] row-major as one flat run of n = seq * d_ff elements;
-the uniform `n: u32` is that count and the grid is ceil(n / 256) workgroups (folded into 2-D by
-the host past 65,535). The dims and the grid are shared with the backward kernels in
-`ffn_backward`.
+the uniform `n: u32` is that count and the grid is ceil(n / 256) workgroups, one element per
+invocation (the seed's); the shipped kernels declare ELEMENTS_PER_INVOCATION = 4, so they run
+ceil(n / 1024) workgroups (`KernelSpec.launch_grid`). The host folds grids past 65,535 into
+2-D. The dims and the grid are shared with the backward kernels in `ffn_backward`.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 
 import numpy as np
@@ -63,8 +63,9 @@ def n_elements(dims: Dims) -> int:
 
 
 def grid(dims: Dims) -> tuple[int, int, int]:
-    """ceil(n / 256) workgroups of 256 threads, one thread per element."""
-    return (math.ceil(n_elements(dims) / WG), 1, 1)
+    """ceil(n / 256) workgroups of 256 threads, one element per thread (divided by a kernel's
+    ELEMENTS_PER_INVOCATION)."""
+    return (-(-n_elements(dims) // WG), 1, 1)
 
 
 def n_uniform(dims: Dims) -> dict[str, object]:
@@ -104,6 +105,7 @@ SPECS = [
         inputs=lambda dims, seed: randn(dims, seed, "x"),
         uniforms=n_uniform,
         grid=grid,
+        per_element_grid=True,
         outputs=("x",),
         reference=lambda dims, arrays: {"x": ref.gelu_inplace_ref(arrays["x"])},
         tolerances={"x": GELU_TOL},
@@ -126,6 +128,7 @@ SPECS = [
         inputs=lambda dims, seed: randn(dims, seed, "gate", "up"),
         uniforms=n_uniform,
         grid=grid,
+        per_element_grid=True,
         outputs=("hidden",),
         reference=lambda dims, arrays: {
             "hidden": ref.swiglu_combine_ref(arrays["gate"], arrays["up"])

@@ -23,6 +23,12 @@ import numpy as np
 Dims = Mapping[str, int]
 Arrays = Mapping[str, np.ndarray]
 
+# The module-scope constant by which a kernel says how many elements of a per-element grid each
+# of its invocations takes. A spec's grid is the seed's, one element per invocation, so a kernel
+# written to the seed ABI runs under it unchanged; a kernel declaring this constant (the shipped
+# elementwise kernels declare 4 or 8) gets ceil(grid_x / value) workgroups along x.
+PER_INVOCATION = "ELEMENTS_PER_INVOCATION"
+
 
 @dataclass(frozen=True)
 class Dim:
@@ -151,6 +157,26 @@ class KernelSpec:
     resaved: tuple[str, ...] = ()
     # dims -> True when every output must be bitwise reproducible, float atomics or not.
     deterministic_when: Callable[[Dims], bool] | None = None
+    # The grid's x counts elements (one per invocation): a kernel declaring PER_INVOCATION divides
+    # it (see launch_grid).
+    per_element_grid: bool = False
+
+    def launch_grid(self, dims: Dims, consts: Mapping[str, float | int]) -> tuple[int, int, int]:
+        """The grid for a kernel whose module-scope constants are `consts`: `grid(dims)`, with x
+        divided (rounding up) by the kernel's PER_INVOCATION when this spec's grid counts
+        elements."""
+        from workbench.errors import UserError
+
+        x, y, z = (int(v) for v in self.grid(dims))
+        if not self.per_element_grid or PER_INVOCATION not in consts:
+            return (x, y, z)
+        per = consts[PER_INVOCATION]
+        if not float(per).is_integer() or per < 1:
+            raise UserError(
+                f"{self.name}: const {PER_INVOCATION} = {per} must be a whole number >= 1 "
+                "(the elements each invocation takes; the grid is divided by it)"
+            )
+        return (-(-x // int(per)), y, z)
 
     def tolerance(self, name: str, dims: Dims) -> Tol | None:
         """The tolerance of output `name` at the resolved `dims`, or None when the spec gives none

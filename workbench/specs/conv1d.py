@@ -14,7 +14,8 @@ causal_conv1d_fwd (grid ceil(batch * dim * seqlen / 256) x 1 x 1, workgroup 256,
   4 uniform             dims: vec4<u32>      (batch, dim, seqlen, width)
   5 uniform             flags: vec4<u32>     (has_bias, silu, 0, 0)
 
-causal_conv1d_bwd (grid dim x batch x 1, or dim x 1 x 1 when deterministic; workgroup 256)
+causal_conv1d_bwd (grid dim x batch x ceil(seqlen / 4096), or dim x 1 x 1 when deterministic;
+workgroup 256, chunks of 1024 steps, 4 per invocation, 4 chunks per workgroup)
   0 storage read        x: array<f32>                (batch, dim, seqlen)
   1 storage read        weight: array<f32>           (dim, width)
   2 storage read        bias: array<f32>             (dim); read only when flags.x = 1
@@ -35,7 +36,7 @@ forward and the backward alike: a broken weight shows everywhere it is used inst
 behind the sequence start, and the kernels agree with the model a developer compares them with.
 
 The backward recomputes the pre-activation when SiLU is on (the forward output is not bound).
-Its atomic mode adds each workgroup's (b, c) partial into dweight/dbias with a CAS loop; its
+Its atomic mode adds each workgroup's (b, c, chunk) partial into dweight/dbias with a CAS loop; its
 deterministic mode runs one workgroup per channel that walks the batch in order and stores the
 sum, so repeated runs are bitwise equal.
 """
@@ -184,8 +185,15 @@ def _bwd_uniforms(d: Dims) -> dict[str, object]:
     return {"dims": _dims_uniform(d), "flags": [d["bias"], d["silu"], d["deterministic"], 0]}
 
 
+# Steps of one row a backward workgroup owns: CHUNK (256 invocations x 4) x CHUNKS_PER_GROUP (4)
+# in the WGSL.
+BWD_STEPS_PER_GROUP = 1024 * 4
+
+
 def _bwd_grid(d: Dims) -> tuple[int, int, int]:
-    return (d["dim"], 1 if d["deterministic"] else d["batch"], 1)
+    if d["deterministic"]:
+        return (d["dim"], 1, 1)
+    return (d["dim"], d["batch"], math.ceil(d["seqlen"] / BWD_STEPS_PER_GROUP))
 
 
 def _bwd_reference(d: Dims, inputs: Arrays) -> dict[str, np.ndarray]:
@@ -234,7 +242,8 @@ _FWD_DOC = (
 )
 _BWD_DOC = (
     "Causal depthwise conv1d backward (seed 002): dx, dweight, dbias; recomputes the "
-    "pre-activation for SiLU; chunked reverse walk of each (batch, channel) row; dweight/dbias "
+    "pre-activation for SiLU; independent chunks of 1024 steps of each (batch, channel) row; "
+    "dweight/dbias "
     "reduced per workgroup then CAS-added, or stored by one workgroup per channel when "
     "deterministic."
 )

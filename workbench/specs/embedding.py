@@ -2,8 +2,10 @@
 embed_lookup_w16 (f16 table, f32 output).
 
 Layouts are row-major: tokens [seq], table [vocab, d_model], out / grad_out [seq, d_model]; the
-`dims` uniform is vec4<u32>(seq, d_model, vocab, 0). One thread per (s, d) output element, so the
-grid is ceil(seq * d_model / 256) workgroups (folded into 2-D by the host past 65,535).
+`dims` uniform is vec4<u32>(seq, d_model, vocab, 0). The grid is the seed's, ceil(seq * d_model /
+256) workgroups, one output element per invocation; the shipped lookups declare
+ELEMENTS_PER_INVOCATION (4, and 8 for the f16 table), which divides it (`KernelSpec.launch_grid`).
+The host folds grids past 65,535 into 2-D.
 """
 
 from __future__ import annotations
@@ -118,6 +120,7 @@ def _lookup_spec(name: str, suffix: str, table_dtype: str, doc: str) -> KernelSp
         inputs=inputs,
         uniforms=lambda dims: {uni: _dims_uniform(dims)},
         grid=_grid,
+        per_element_grid=True,
         outputs=(out,),
         reference=reference,
         tolerances={out: EXACT},

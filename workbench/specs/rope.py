@@ -5,13 +5,12 @@ Convention: interleaved pairs (2i, 2i+1) of each head vector, theta_i = rope_bas
 as in RoFormer and Meta's LLaMA; the token at sequence index s sits at position s + pos_offset.
 Layout [seq, heads, head_dim] row-major, heads = n_heads for Q and n_kv_heads for K. Uniforms:
 dims = vec4<u32>(seq, heads, head_dim, pos_offset), params = vec4<f32>(rope_base, 0, 0, 0) with
-rope_base fixed at 10000 (the seeds' value; it is a model constant, not a size). One thread per
-pair: grid ceil(seq * heads * head_dim / 2 / 256).
+rope_base fixed at 10000 (the seeds' value; it is a model constant, not a size). Grid: the seed's,
+one pair per invocation, ceil(seq * heads * head_dim / 2 / 256); the shipped kernels declare
+ELEMENTS_PER_INVOCATION = 4 pairs, which divides it (`KernelSpec.launch_grid`).
 """
 
 from __future__ import annotations
-
-import math
 
 import numpy as np
 
@@ -151,8 +150,7 @@ def _rope_spec(
         return {binding: apply(arrays[binding], dims["pos_offset"], ROPE_BASE)}
 
     def grid(dims: Dims) -> tuple[int, int, int]:
-        pairs = dims["seq"] * dims[heads] * (dims["head_dim"] // 2)
-        return (math.ceil(pairs / WG), 1, 1)
+        return (-(-dims["seq"] * dims[heads] * (dims["head_dim"] // 2) // WG), 1, 1)
 
     def cost(dims: Dims) -> Cost:
         n = dims["seq"] * dims[heads] * dims["head_dim"]
@@ -177,6 +175,7 @@ def _rope_spec(
         inputs=inputs,
         uniforms=uniforms,
         grid=grid,
+        per_element_grid=True,
         outputs=(binding,),
         reference=reference,
         tolerances={},
