@@ -51,6 +51,7 @@ from workbench.screens.help import HelpScreen
 from workbench.screens.load_npy import LoadNpyScreen
 from workbench.screens.main import MainScreen
 from workbench.screens.save_fixture import SaveFixtureScreen
+from workbench.screens.steps import StepsScreen
 from workbench.session import Case, Run, Session
 from workbench.viewmodel.advice import ui_message
 from workbench.viewmodel.cases import build_case
@@ -394,6 +395,14 @@ class WorkbenchApp(App[None]):
 
             cases.append((k.name, make))
         self.push_screen(CheckAllScreen(session, self.gpu_lock, cases))
+
+    # -- pipelines -----------------------------------------------------------------------------
+    def action_steps(self) -> None:
+        if self.session is None:
+            self.notify("the adapter is still opening", severity="warning", timeout=2)
+            return
+        if not isinstance(self.screen, StepsScreen):
+            self.push_screen(StepsScreen())
 
     # -- help ----------------------------------------------------------------------------------
     def action_help(self) -> None:

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from workbench.bench.sweep import SweepResult
     from workbench.checks import CheckReport
     from workbench.fixtures import ReplayResult
+    from workbench.pipelines.stepper import Stepper
     from workbench.session import Case, Run, Session, Status
     from workbench.viewmodel.form import FormKey
     from workbench.viewmodel.status import KernelStatus
@@ -222,6 +223,31 @@ class BenchFinished(WorkerMessage):
 
 class BenchFailed(WorkerMessage):
     """The bench screen: the sweep or A/B could not run (one line)."""
+
+    def __init__(self, error: str) -> None:
+        super().__init__()
+        self.error = error
+
+
+# -- the Steps screen --------------------------------------------------------------------------------
+class StepperReady(WorkerMessage):
+    """A pipeline was planned and its buffers put on the GPU."""
+
+    def __init__(self, stepper: Stepper) -> None:
+        super().__init__()
+        self.stepper = stepper
+
+
+class Stepped(WorkerMessage):
+    """The stepper moved (next, back, run to a step, to the end, reset); `what` says how."""
+
+    def __init__(self, what: str) -> None:
+        super().__init__()
+        self.what = what
+
+
+class StepFailed(WorkerMessage):
+    """Planning or stepping a pipeline failed; `error` is the one-line reason."""
 
     def __init__(self, error: str) -> None:
         super().__init__()

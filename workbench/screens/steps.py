@@ -1,0 +1,257 @@
+"""The Steps screen: step a pipeline one dispatch at a time and look at every buffer between steps.
+
+Top: the shipped pipelines beside the chosen one's steps (the current one marked, each with its
+verdict against its spec's float64 reference on its own inputs, its GPU time and what it changed).
+Below: the buffers after the highlighted step, those it changed marked, and the highlighted buffer
+in the array view. Keys (ids `steps_next`, `steps_back`, ...; the registry is `viewmodel.keys`):
+next, back, run to the highlighted step, run to the end, reset, mark a step and diff the
+highlighted buffer between the marked and the highlighted step. Stepping runs in a worker thread
+that posts typed messages back, so keys answer while a step runs; the figures come from
+`viewmodel.steps`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import ClassVar
+
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, OptionList, Static
+
+from workbench.commands import bindings
+from workbench.errors import WorkbenchError
+from workbench.messages import StepFailed, Stepped, StepperReady
+from workbench.pipelines import load_pipeline, shipped_names
+from workbench.pipelines.plan import plan
+from workbench.pipelines.stepper import Stepper
+from workbench.viewmodel.keys import key
+from workbench.viewmodel.steps import diff_lines, steps_view
+from workbench.widgets.buffer_view import BufferView
+from workbench.widgets.step_buffers import StepBuffers
+from workbench.widgets.step_list import StepList
+
+
+class StepsScreen(Screen[None]):
+    """A pipeline, steppable both ways, with every buffer kept."""
+
+    BINDINGS: ClassVar[list[Binding]] = bindings("steps")
+
+    DEFAULT_CSS = """
+    StepsScreen #steps-title { height: 1; padding: 0 1; background: $panel; }
+    StepsScreen #steps-top { height: 11; }
+    StepsScreen #steps-pipelines { width: 16; }
+    StepsScreen #steps-list { width: 1fr; }
+    StepsScreen #steps-buffers { width: 56; }
+    StepsScreen #steps-diff { height: auto; max-height: 7; padding: 0 1; }
+    StepsScreen #steps-status { height: auto; padding: 0 1; color: $text-muted; }
+    """
+
+    def __init__(self, pipeline: str | None = None) -> None:
+        super().__init__()
+        self._pipeline = pipeline or shipped_names()[0]
+        self.stepper: Stepper | None = None
+        self.busy = False
+        self.mark: int | None = None
+        self._diff: tuple[str, int, int] | None = None  # buffer, earlier step, later step
+
+    def compose(self) -> ComposeResult:
+        yield Static(id="steps-title")
+        with Horizontal(id="steps-top"):
+            yield OptionList(*shipped_names(), id="steps-pipelines")
+            yield StepList(id="steps-list")
+        with Horizontal():
+            yield StepBuffers(id="steps-buffers")
+            yield BufferView(id="steps-buffer", blink=not self.app.snapshot)
+        yield Static(id="steps-diff")
+        yield Static(id="steps-status")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        names = shipped_names()
+        self.query_one("#steps-pipelines", OptionList).highlighted = names.index(self._pipeline)
+        self._load(self._pipeline)
+
+    # -- worker side ---------------------------------------------------------------------------
+    def _load(self, name: str) -> None:
+        self.busy = True
+        self._pipeline = name
+        self.mark, self._diff = None, None
+        self._say(f"planning {name} and putting its buffers on the GPU…")
+        self._open(name)
+
+    @work(thread=True, exclusive=True, group="steps")
+    def _open(self, name: str) -> None:
+        try:
+            session = self.app.session
+            planned = plan(load_pipeline(name), session)
+            with self.app.gpu_lock:
+                stepper = Stepper(session, planned, divergence=True)
+        except WorkbenchError as exc:
+            self.post_message(StepFailed(str(exc)))
+            return
+        self.post_message(StepperReady(stepper))
+
+    def _move(self, what: str, op: Callable[[Stepper], object]) -> None:
+        if self.stepper is None:
+            return
+        if self.busy:
+            self.notify("a step is running; wait for it", severity="warning", timeout=2)
+            return
+        self.busy = True
+        self._say(f"{what}…")
+        self._step(what, op)
+
+    @work(thread=True, exclusive=True, group="steps")
+    def _step(self, what: str, op: Callable[[Stepper], object]) -> None:
+        try:
+            with self.app.gpu_lock:
+                op(self.stepper)
+        except WorkbenchError as exc:
+            self.post_message(StepFailed(str(exc)))
+            return
+        self.post_message(Stepped(what))
+
+    # -- messages ------------------------------------------------------------------------------
+    def on_stepper_ready(self, message: StepperReady) -> None:
+        self.stepper = message.stepper
+        self.busy = False
+        self.query_one(StepList).move_cursor(row=0, animate=False)
+        self._refresh(
+            f"{self.stepper.plan.name}: {len(self.stepper.steps)} steps ready; press {key('steps_next')} to step"
+        )
+
+    def on_stepped(self, message: Stepped) -> None:
+        self.busy = False
+        self.query_one(StepList).move_cursor(row=self.stepper.position, animate=False)
+        s = self.stepper
+        self._refresh(f"{message.what}: now after step {s.position} of {len(s.steps)}")
+
+    def on_step_failed(self, message: StepFailed) -> None:
+        self.busy = False
+        self._refresh(message.error, error=True)
+
+    # -- actions ---------------------------------------------------------------------------------
+    def action_next(self) -> None:
+        self._move("next step", Stepper.next)
+
+    def action_back(self) -> None:
+        self._move("back one step", Stepper.back)
+
+    def action_run_to(self) -> None:
+        k = self._shown()
+        self._move(f"run to step {k}", lambda s: s.run_to(k))
+
+    def action_end(self) -> None:
+        self._move("run to the end", Stepper.run_to_end)
+
+    def action_reset(self) -> None:
+        self._move("reset", Stepper.reset)
+
+    def action_mark(self) -> None:
+        self.mark = self._shown()
+        self._say(
+            f"step {self.mark} marked: highlight another step and a buffer, then press "
+            f"{key('steps_diff')} to diff them"
+        )
+
+    def action_diff(self) -> None:
+        if self.stepper is None:
+            return
+        if self.mark is None:
+            self._say(
+                f"mark a step first ({key('steps_mark')}), then highlight another", error=True
+            )
+            return
+        name = self.query_one(StepBuffers).selected
+        if name is None:
+            return
+        a, b = sorted((self.mark, self._shown()))
+        self._diff = (name, a, b)
+        self._show_buffer()
+
+    def action_close(self) -> None:
+        self.dismiss(None)
+
+    @on(OptionList.OptionSelected, "#steps-pipelines")
+    def _pick(self, event: OptionList.OptionSelected) -> None:
+        if self.busy:
+            self.notify("a step is running; wait for it", severity="warning", timeout=2)
+            return
+        self._load(str(event.option.prompt))
+
+    @on(DataTable.RowSelected, "#steps-list")
+    def _step_selected(self) -> None:
+        self.action_run_to()
+
+    @on(DataTable.RowHighlighted, "#steps-list")
+    def _step_highlighted(self) -> None:
+        self._diff = None
+        self._refresh()
+
+    @on(DataTable.RowHighlighted, "#steps-buffers")
+    def _buffer_highlighted(self) -> None:
+        self._diff = None
+        self._show_buffer()
+
+    # -- drawing ---------------------------------------------------------------------------------
+    def _shown(self) -> int:
+        return max(self.query_one(StepList).cursor_row, 0)
+
+    def _say(self, line: str, error: bool = False) -> None:
+        self.query_one("#steps-diff", Static).update(Text(line, style="bold red" if error else ""))
+
+    def _refresh(self, line: str | None = None, error: bool = False) -> None:
+        if self.stepper is None:
+            if line:
+                self._say(line, error)
+            return
+        shown = min(self._shown(), self.stepper.position)
+        view = steps_view(self.stepper, shown, self.app.snapshot)
+        self.query_one("#steps-title", Static).update(view.title)
+        self.query_one(StepList).show(view)
+        self.query_one(StepBuffers).show(view.buffers)
+        status = "  ·  ".join(p for p in (view.memory, view.divergence) if p)
+        self.query_one("#steps-status", Static).update(status)
+        if line:
+            self._say(line, error)
+        self._show_buffer()
+
+    def _show_buffer(self) -> None:
+        s = self.stepper
+        table = self.query_one(StepBuffers)
+        panel = self.query_one(BufferView)
+        name = table.selected
+        if s is None or name is None:
+            return
+        axes = s.plan.buffers[name].axes
+        try:
+            if self._diff is not None:
+                name, a, b = self._diff
+                c = s.diff(name, a, b)
+                self._say("\n".join(diff_lines(c)), error=False)
+                later = s.contents(name, b)
+                worst = c.worst[0].index[: max(later.ndim - 2, 0)] if c.worst else ()
+                panel.show(
+                    f"{name}: after step {b}, marked where it differs from after step {a}",
+                    later,
+                    axes,
+                    ref=s.contents(name, a),
+                    tol=(c.rtol, c.atol),
+                    at=worst,
+                )
+                return
+            shown = self._shown()
+            if shown > s.position:
+                panel.clear(
+                    f"step {shown} has not run yet: press {key('steps_run_to')} to run to it"
+                )
+                return
+            when = "at the start" if shown == 0 else f"after step {shown}"
+            panel.show(f"{name} {when}", s.contents(name, shown), axes)
+        except WorkbenchError as exc:
+            panel.clear(str(exc))
