@@ -16,10 +16,10 @@ from .conftest import SIZE, press_settled, run_async, settle
 
 
 async def open_steps(pilot: Pilot, pipeline: str = "attention") -> StepsScreen:
-    """Wait for the first screen, press s, pick `pipeline`, wait until its buffers are ready."""
+    """Wait for the first screen, press F4, pick `pipeline`, wait until its buffers are ready."""
     app: WorkbenchApp = pilot.app  # type: ignore[assignment]
     await settle(pilot)
-    await press_settled(pilot, "s")
+    await press_settled(pilot, "f4")
     screen = app.screen
     assert isinstance(screen, StepsScreen)
     if screen.stepper is None or screen.stepper.plan.name != pipeline:

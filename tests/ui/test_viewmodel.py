@@ -237,7 +237,7 @@ def test_every_key_is_declared_once_and_shown_everywhere() -> None:
     run = next(k for k in commands() if k.id == "run")
     assert palette_help(run).endswith("(r)")
     assert key("help") == "?" and key("fixtures") == "x"
-    assert {k.id for k in bound("app")} == {"help", "quit"}
+    assert {k.id for k in bound("app")} == {"help", "quit", "steps"}
 
 
 def test_bindings_are_built_from_the_registry() -> None:

@@ -170,7 +170,7 @@ KEYS: tuple[Key, ...] = (
     ),
     Key(
         "steps",
-        "s",
+        "f4",
         "steps",
         "Steps",
         "step a pipeline one dispatch at a time, every buffer kept",
