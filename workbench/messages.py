@@ -27,6 +27,9 @@ if TYPE_CHECKING:
     from workbench.viewmodel.form import FormKey
     from workbench.viewmodel.status import KernelStatus
     from workbench.wgsl.corpus import Corpus
+    from workbench.workgroups.footprint import Footprint
+    from workbench.workgroups.probes import ProbeRun
+    from workbench.workgroups.stepper import WorkgroupStep
 
 
 class WorkerMessage(Message):
@@ -193,6 +196,26 @@ class FixtureNotSaved(WorkerMessage):
         self.error = error
 
 
+class FootprintFinished(WorkerMessage):
+    """The footprint of kernel `key`'s case: who wrote which element."""
+
+    def __init__(self, key: str, kind: str, footprint: Footprint) -> None:
+        super().__init__()
+        self.key = key
+        self.kind = kind
+        self.footprint = footprint
+
+
+class ProbesFinished(WorkerMessage):
+    """A probe run of kernel `key`: its records."""
+
+    def __init__(self, key: str, kind: str, probes: ProbeRun) -> None:
+        super().__init__()
+        self.key = key
+        self.kind = kind
+        self.probes = probes
+
+
 # -- screens with their own workers ----------------------------------------------------------------
 class KernelChecked(WorkerMessage):
     """Check all: one kernel's row (`ok` None for an error)."""
@@ -249,6 +272,20 @@ class Stepped(WorkerMessage):
 class StepFailed(WorkerMessage):
     """Planning or stepping a pipeline failed; `error` is the one-line reason."""
 
+    def __init__(self, error: str) -> None:
+        super().__init__()
+        self.error = error
+
+
+class WorkgroupStepped(WorkerMessage):
+    """The workgroup stepper ran a step (or reached the end)."""
+
+    def __init__(self, state: WorkgroupStep) -> None:
+        super().__init__()
+        self.state = state
+
+
+class WorkgroupStepFailed(WorkerMessage):
     def __init__(self, error: str) -> None:
         super().__init__()
         self.error = error

@@ -33,10 +33,12 @@ from textual.widgets import Footer, Static, TabbedContent, TabPane
 from textual.worker import get_current_worker
 
 from workbench.commands import bindings
-from workbench.errors import CompileError, SpecMismatchError, WorkbenchError
+from workbench.errors import CompileError, SpecMismatchError, UserError, WorkbenchError
 from workbench.messages import (
     CasePlanned,
     CheckFinished,
+    FootprintFinished,
+    ProbesFinished,
     Progress,
     RunCancelled,
     RunFailed,
@@ -64,18 +66,34 @@ from workbench.widgets.browser import KernelBrowser
 from workbench.widgets.form.case_form import CaseForm
 from workbench.widgets.panes.bindings import BindingsPane
 from workbench.widgets.panes.diff import DiffPane
+from workbench.widgets.panes.footprint import FootprintPane
 from workbench.widgets.panes.gradients import GradientsPane
 from workbench.widgets.panes.outputs import OutputsPane
+from workbench.widgets.panes.probes import ProbesPane
 from workbench.widgets.panes.source import SourcePane
 from workbench.widgets.panes.timing import TimingPane
 from workbench.widgets.verdict_bar import VerdictBar
+from workbench.workgroups.footprint import footprint
+from workbench.workgroups.probes import (
+    DEFAULT_CAPACITY,
+    ProbeFilter,
+    ProbeRun,
+    parse_invocation,
+    run_probes,
+)
 
 if TYPE_CHECKING:
     from workbench.app import WorkbenchApp
 
 BENCH_BUDGET = Budget(ms=100.0, warmup_ms=25.0)  # as `workbench bench` times by default
 PLAN_DELAY_S = 0.25
-DOING = {"run": "running", "bench": "benchmarking", "grad": "checking gradients"}
+DOING = {
+    "run": "running",
+    "bench": "benchmarking",
+    "grad": "checking gradients",
+    "footprint": "stepping the workgroups of",
+    "probe": "probing",
+}
 
 
 class MainScreen(Screen):
@@ -146,6 +164,10 @@ class MainScreen(Screen):
                         yield SourcePane(id="source").data_bind(MainScreen.view)
                     with TabPane("Bindings", id="tab-bindings"):
                         yield BindingsPane(id="bindings").data_bind(MainScreen.view)
+                    with TabPane("Footprint", id="tab-footprint"):
+                        yield FootprintPane(id="footprint").data_bind(MainScreen.view)
+                    with TabPane("Probes", id="tab-probes"):
+                        yield ProbesPane(id="probes").data_bind(MainScreen.view)
         yield Footer()
 
     def on_mount(self) -> None:
@@ -411,7 +433,7 @@ class MainScreen(Screen):
             return self.busy is not None
         if action == "leave_field":
             return self.busy is None
-        if action in ("run", "bench"):
+        if action in ("run", "bench", "footprint", "probe", "step_workgroups"):
             return None if (self.busy or not runnable) else True
         if action == "gradcheck":
             spec = self.spec_of(kernel)[0] if runnable else None
@@ -453,6 +475,29 @@ class MainScreen(Screen):
     def action_gradcheck(self) -> None:
         self.start("grad")
 
+    def action_footprint(self) -> None:
+        self.start("footprint")
+
+    def action_probe(self) -> None:
+        self.start("probe")
+
+    def action_next_footprint_output(self) -> None:
+        self.query_one(FootprintPane).next_output()
+
+    def action_step_workgroups(self) -> None:
+        """Open the workgroup stepper on the planned case."""
+        from workbench.screens.workgroup_steps import WorkgroupStepScreen
+
+        session, st = self.wb.session, self.current_state()
+        if session is None or st is None or self.busy:
+            return
+        if st.case is None or not st.planned:
+            self.notify(
+                "no case yet: fix the form, or wait for it to be planned", severity="warning"
+            )
+            return
+        self.app.push_screen(WorkgroupStepScreen(session, st.case))
+
     def start(self, kind: str) -> None:
         """Run, bench or gradcheck the current kernel in a worker thread."""
         session = self.wb.session
@@ -474,11 +519,12 @@ class MainScreen(Screen):
         self.refresh_bindings()
         self.verdict_bar.busy(f"{DOING[kind]} {kernel.name}: preparing inputs", None)
         cached = st.case if st.planned else None
-        if kind == "grad":
-            self.tabs.active = "tab-gradients"
-        elif kind == "bench":
-            self.tabs.active = "tab-timing"
-        self._gpu(kind, session, self.current, kernel, spec, st.form, cached, self._cancel)
+        tab = {"grad": "gradients", "bench": "timing", "footprint": "footprint", "probe": "probes"}
+        if kind in tab:
+            self.tabs.active = f"tab-{tab[kind]}"
+        pane = self.query_one(ProbesPane)
+        probe = (pane.invocation, pane.capacity)
+        self._gpu(kind, session, self.current, kernel, spec, st.form, cached, self._cancel, probe)
 
     @work(thread=True, group="gpu")
     def _gpu(
@@ -491,11 +537,21 @@ class MainScreen(Screen):
         form: FormState,
         cached: Case | None,
         cancel: threading.Event,
+        probe: tuple[str, str] = ("", ""),
     ) -> None:
+        """`probe`: what the Probes tab asks to record (an invocation, a capacity) as typed."""
+
         def progress(message: str, fraction: float) -> None:
             self.post_message(Progress(f"{DOING[kind]} {kernel.name}: {message}", fraction))
 
-        outcome: RunFinished | CheckFinished | RunFailed | RunCancelled
+        outcome: (
+            RunFinished
+            | CheckFinished
+            | FootprintFinished
+            | ProbesFinished
+            | RunFailed
+            | RunCancelled
+        )
         try:
             case = cached
             if case is None:
@@ -512,6 +568,11 @@ class MainScreen(Screen):
                         session, case, what=("grad",), progress=progress, cancelled=cancel.is_set
                     )
                     outcome = CheckFinished(key_, kind, report)
+                elif kind == "footprint":
+                    fp = footprint(session, case, say=progress, cancelled=cancel.is_set)
+                    outcome = FootprintFinished(key_, kind, fp)
+                elif kind == "probe":
+                    outcome = ProbesFinished(key_, kind, _probe(session, case, *probe))
                 else:
                     run = session.run(case, progress=progress, cancelled=cancel.is_set)
                     if kind == "bench" and not cancel.is_set():
@@ -573,6 +634,20 @@ class MainScreen(Screen):
         st = self._work_done(message.key)
         if st is not None:
             st.checked(message.report)
+            self._show_if_current(message.key)
+
+    @on(FootprintFinished)
+    def _footprint_finished(self, message: FootprintFinished) -> None:
+        st = self._work_done(message.key)
+        if st is not None:
+            st.footprinted(message.footprint)
+            self._show_if_current(message.key)
+
+    @on(ProbesFinished)
+    def _probes_finished(self, message: ProbesFinished) -> None:
+        st = self._work_done(message.key)
+        if st is not None:
+            st.probed(message.probes)
             self._show_if_current(message.key)
 
     @on(RunFailed)
@@ -728,3 +803,13 @@ class MainScreen(Screen):
     @on(CaseForm.LoadNpy)
     def _load_npy(self) -> None:
         self.wb.action_load_npy()
+
+
+def _probe(session: Session, case: Case, invocation: str, capacity: str) -> ProbeRun:
+    """A probe run as the Probes tab asks for it (its fields as typed)."""
+    try:
+        cap = int(capacity) if capacity else DEFAULT_CAPACITY
+    except ValueError:
+        raise UserError(f"probe capacity {capacity!r} is not a whole number") from None
+    where = parse_invocation(invocation, case) if invocation else ProbeFilter()
+    return run_probes(session, case, capacity=cap, where=where)

@@ -24,6 +24,8 @@ if TYPE_CHECKING:
     from workbench.checks import CheckReport
     from workbench.session import Case, Roofline, Run
     from workbench.wgsl.corpus import Kernel
+    from workbench.workgroups.footprint import Footprint
+    from workbench.workgroups.probes import ProbeRun
 
 _LOCATED = re.compile(r"^(?P<file>[^\n:]+\.wgsl):(?P<line>\d+)(?::(?P<col>\d+))?: ", re.M)
 MASK = "#.### ms"
@@ -61,6 +63,8 @@ class KernelState:
     stale: str | None = None
     medians: list[float] = field(default_factory=list)
     benches: list[Point] = field(default_factory=list)  # each bench on the roofline, oldest first
+    footprint: Footprint | None = None
+    probes: ProbeRun | None = None
 
     def set_error(self, error: str | None, source: str = "run") -> None:
         self.error, self.error_from = error, (source if error else "")
@@ -100,6 +104,14 @@ class KernelState:
 
     def checked(self, report: CheckReport) -> None:
         self.report = report
+        self.set_error(None)
+
+    def footprinted(self, footprint: Footprint) -> None:
+        self.footprint = footprint
+        self.set_error(None)
+
+    def probed(self, probes: ProbeRun) -> None:
+        self.probes = probes
         self.set_error(None)
 
     def compile_failed(self, message: str) -> None:
@@ -145,6 +157,8 @@ class View:
     corpus_root: Path | None = None
     features: frozenset[str] = frozenset()
     show_module: bool = False
+    footprint: Footprint | None = None  # who wrote which element, when computed
+    probes: ProbeRun | None = None  # the last probe run's records
 
     def ms(self, value: float) -> str:
         """A duration as shown: masked in snapshot mode so pictures do not change."""
@@ -181,5 +195,7 @@ def view_of(state: KernelState | None, kernel: Kernel | None, **facts: Any) -> V
         stale=state.stale,
         medians=tuple(state.medians),
         benches=tuple(state.benches),
+        footprint=state.footprint,
+        probes=state.probes,
         **facts,
     )

@@ -9,10 +9,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-TABS = ("outputs", "diff", "gradients", "timing", "source", "bindings")
+TABS = ("outputs", "diff", "gradients", "timing", "source", "bindings", "footprint", "probes")
 
 # How Textual names keys that are shown as something else.
-_SHOWN = {"question_mark": "?", "slash": "/", "f1": "F1", "f3": "F3", "escape": "esc"}
+_SHOWN = {
+    "question_mark": "?",
+    "slash": "/",
+    "f1": "F1",
+    "f3": "F3",
+    "escape": "esc",
+    "right_square_bracket": "]",
+}
 
 
 @dataclass(frozen=True)
@@ -107,6 +114,38 @@ KEYS: tuple[Key, ...] = (
         "Module",
         "Source tab: the file, or the assembled module the GPU compiles",
         "Toggle assembled module",
+        show=False,
+    ),
+    Key(
+        "step_workgroups",
+        "w",
+        "step_workgroups",
+        "Workgroups",
+        "step the dispatch one workgroup at a time, buffers kept between steps",
+        "Step by workgroup",
+    ),
+    Key(
+        "footprint",
+        "o",
+        "footprint",
+        "Footprint",
+        "who wrote which element: races and holes (Footprint tab)",
+        "Footprint: races and holes",
+    ),
+    Key(
+        "probe",
+        "p",
+        "probe",
+        "Probe",
+        "run the kernel's wb_probe calls and show their records (Probes tab)",
+        "Run probes",
+    ),
+    Key(
+        "next_footprint_output",
+        "right_square_bracket",
+        "next_footprint_output",
+        "Next binding",
+        "Footprint tab: show the next read_write binding",
         show=False,
     ),
     Key("cancel", "escape", "cancel", "Cancel run", "cancel the run in flight"),

@@ -1,0 +1,162 @@
+"""The workgroup stepper: one dispatch of the current case, run a few workgroups at a time.
+
+Buffers persist between steps, so a scatter or an accumulation builds up in front of you; the
+elements the last step changed are shown red against the state before it. Steps run in a worker
+thread holding the app's GPU lock and report back with a typed message. `s` shows the instrumented
+module (the guard, and where it was put).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, ClassVar
+
+from rich.syntax import Syntax
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical, VerticalScroll
+from textual.screen import Screen
+from textual.widgets import Footer, Static
+
+from workbench.errors import WorkbenchError
+from workbench.messages import WorkgroupStepFailed, WorkgroupStepped
+from workbench.session import Case, Session
+from workbench.widgets.array_view import ArrayView
+from workbench.workgroups.stepper import WorkgroupStep, WorkgroupStepper
+
+if TYPE_CHECKING:
+    from workbench.app import WorkbenchApp
+
+MANY = 8
+
+
+class WorkgroupStepScreen(Screen[None]):
+    """Step the case's dispatch by workgroup; escape returns to the kernel."""
+
+    BINDINGS: ClassVar[list[Binding]] = [
+        Binding("n,right", "step(1)", "Next workgroup", id="wg_next"),
+        Binding("N,shift+right", f"step({MANY})", f"Next {MANY}", id="wg_next_many"),
+        Binding("p,left", "back", "Back", id="wg_back"),
+        Binding("end", "to_end", "To the end", id="wg_end"),
+        Binding("o", "next_output", "Next buffer", id="wg_output"),
+        Binding("s", "source", "Instrumented source", id="wg_source"),
+        Binding("escape", "close", "Close", id="wg_close"),
+    ]
+    DEFAULT_CSS = """
+    WorkgroupStepScreen #wg-head { height: auto; padding: 0 1; background: $boost; }
+    WorkgroupStepScreen #wg-source { display: none; height: 1fr; }
+    WorkgroupStepScreen.source #wg-source { display: block; }
+    WorkgroupStepScreen.source #wg-body { display: none; }
+    """
+
+    def __init__(self, session: Session, case: Case) -> None:
+        super().__init__()
+        self.stepper = WorkgroupStepper(session, case)
+        self.names = list(self.stepper.current.buffers)
+        self.shown = 0
+        self.busy = False
+
+    @property
+    def wb(self) -> WorkbenchApp:
+        return self.app  # type: ignore[return-value]
+
+    def compose(self) -> ComposeResult:
+        yield Static(id="wg-head")
+        with Vertical(id="wg-body"):
+            yield ArrayView(id="wg-array")
+            yield Static(id="wg-legend")
+        with VerticalScroll(id="wg-source"):
+            yield Static(id="wg-source-text")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.query_one("#wg-source-text", Static).update(
+            Syntax(self.stepper.source(), "wgsl", line_numbers=True, word_wrap=False)
+        )
+        self._show(self.stepper.current)
+
+    # -- actions -------------------------------------------------------------------------------
+    def action_step(self, count: int) -> None:
+        if self.busy or self.stepper.finished:
+            return
+        self.busy = True
+        self._say(f"running workgroups {self.stepper.current.done:,}…")
+        self._step(count)
+
+    def action_to_end(self) -> None:
+        self.action_step(self.stepper.total)
+
+    def action_back(self) -> None:
+        if self.busy:
+            return
+        state = self.stepper.back()
+        if state is None:
+            self.notify("nothing to go back to", severity="warning")
+            return
+        self._show(state)
+
+    def action_next_output(self) -> None:
+        self.shown = (self.shown + 1) % max(len(self.names), 1)
+        self._show(self.stepper.current)
+
+    def action_source(self) -> None:
+        self.toggle_class("source")
+
+    def action_close(self) -> None:
+        self.dismiss(None)
+
+    @work(thread=True, exclusive=True, group="gpu")
+    def _step(self, count: int) -> None:
+        try:
+            with self.wb.gpu_lock:
+                state = self.stepper.step(count)
+        except WorkbenchError as exc:
+            self.post_message(WorkgroupStepFailed(str(exc)))
+            return
+        self.post_message(WorkgroupStepped(state))
+
+    @on(WorkgroupStepped)
+    def _stepped(self, message: WorkgroupStepped) -> None:
+        self.busy = False
+        self._show(message.state)
+
+    @on(WorkgroupStepFailed)
+    def _failed(self, message: WorkgroupStepFailed) -> None:
+        self.busy = False
+        self._say(message.error, error=True)
+
+    # -- drawing -------------------------------------------------------------------------------
+    def _say(self, text: str, error: bool = False) -> None:
+        self.query_one("#wg-legend", Static).update(Text(text, style="red" if error else "dim"))
+
+    def _show(self, state: WorkgroupStep) -> None:
+        st = self.stepper
+        case = st.case
+        grid = "x".join(map(str, case.grid))
+        if state.hi:
+            x, y, z = st.workgroup_id(state.lo)
+            last = (
+                f"last step: workgroup {state.lo:,} ({x},{y},{z})"
+                if state.hi - state.lo == 1
+                else f"last step: workgroups {state.lo:,}..{state.hi - 1:,}"
+            )
+        else:
+            last = "nothing run yet"
+        head = Text()
+        head.append(f"{case.name}", style="bold")
+        head.append(f"  grid {grid}  {state.done:,} of {st.total:,} workgroups run  ·  {last}")
+        self.query_one("#wg-head", Static).update(head)
+        if not self.names:
+            return
+        name = self.names[self.shown]
+        data = state.buffers[name]
+        previous = st.states[-2].buffers[name] if len(st.states) > 1 and state.hi else None
+        shaped = data.reshape(data.shape[0], -1) if data.ndim > 2 else data
+        ref = previous.reshape(shaped.shape) if previous is not None else None
+        self.query_one("#wg-array", ArrayView).show(shaped, ref=ref)
+        changed = len(state.changed.get(name, ()))
+        self._say(
+            f"{name} {'x'.join(map(str, data.shape))}: {changed:,} elements changed by the last "
+            f"step (red)  ·  o: next buffer ({len(self.names)})"
+        )
