@@ -131,6 +131,7 @@ KEYS: tuple[Key, ...] = (
         "Footprint",
         "who wrote which element: races and holes (Footprint tab)",
         "Footprint: races and holes",
+        show=False,
     ),
     Key(
         "probe",
@@ -139,6 +140,7 @@ KEYS: tuple[Key, ...] = (
         "Probe",
         "run the kernel's wb_probe calls and show their records (Probes tab)",
         "Run probes",
+        show=False,
     ),
     Key(
         "next_footprint_output",
