@@ -28,6 +28,7 @@ COMMANDS = (
     "workbench.cli.bench",
     "workbench.cli.fixtures",
     "workbench.cli.inside",
+    "workbench.cli.config",
 )
 
 
