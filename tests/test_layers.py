@@ -28,6 +28,7 @@ LAYERS: dict[str, int] = {
     "workbench.closeness": 4,
     "workbench.recipes": 0,
     "workbench.userfiles": 0,
+    "workbench.config": 0,
     "workbench.planning": 5,
     "workbench.session": 6,
     "workbench.checks": 7,
@@ -45,6 +46,7 @@ LAYERS: dict[str, int] = {
     "workbench.viewmodel": 8,
     "workbench.messages": 8,
     "workbench.__main__": 8,
+    "workbench.pytest_plugin": 8,
 }
 LAYER_NAMES = {
     0: "leaves",
