@@ -5,12 +5,18 @@ from __future__ import annotations
 
 import os
 import re
+import tempfile
 from collections.abc import Iterator
 
 import pytest
 
 os.environ.setdefault("XDG_RUNTIME_DIR", "/tmp/workbench-xdg-tests")
 os.makedirs(os.environ["XDG_RUNTIME_DIR"], mode=0o700, exist_ok=True)
+# The user's own configuration and remembered state (theme, keymap, last kernel) must not reach
+# the tests: point workbench at a folder of this run's own, empty unless a test writes there.
+os.environ["WORKBENCH_CONFIG"] = os.path.join(
+    tempfile.mkdtemp(prefix="workbench-config-"), "config.toml"
+)
 
 from workbench.session import Session  # noqa: E402
 

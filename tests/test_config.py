@@ -26,17 +26,19 @@ def test_no_file_means_the_defaults(conf: Path) -> None:
 
 
 def test_file_values_and_keymap_name_their_source(conf: Path) -> None:
-    conf.write_text('theme = "gruvbox"\nreps = 50\n[keys]\nrun = "ctrl+r, R"\n', encoding="utf-8")
+    conf.write_text(
+        'theme = "gruvbox"\nbench_ms = 250\n[keys]\nrun = "ctrl+r, R"\n', encoding="utf-8"
+    )
     cfg = load_config()
     assert cfg["theme"] == "gruvbox" and cfg.sources["theme"] == str(conf)
-    assert cfg["reps"] == 50 and cfg.sources["bench_ms"] == "default"
+    assert cfg["bench_ms"] == 250.0 and cfg.sources["editor"] == "default"
     assert cfg.keymap == {"run": "ctrl+r,R"}
 
 
 @pytest.mark.parametrize(
     ("text", "problem"),
     [
-        ("reps = -3\n", "reps: -3 is not an integer from 1 to 10,000"),
+        ("bench_ms = -3\n", "bench_ms: -3 is not a number of milliseconds"),
         ("bench_ms = nan\n", "bench_ms: nan is not a number of milliseconds"),
         ('editor = "vim"\n', "editor: 'vim' is not a command line with {file}"),
         ("colour = 1\n", "colour: unknown setting"),
@@ -52,7 +54,7 @@ def test_a_bad_value_is_one_line_naming_file_and_key_and_the_default_stays(
     cfg = load_config()
     (line,) = cfg.problems
     assert line.startswith(str(conf)) and problem in line
-    assert cfg["reps"] == DEFAULTS["reps"] and cfg["bench_ms"] == DEFAULTS["bench_ms"]
+    assert cfg["bench_ms"] == DEFAULTS["bench_ms"] and cfg["editor"] == DEFAULTS["editor"]
 
 
 def test_remembered_state_round_trips_and_the_file_wins_for_theme(conf: Path) -> None:
@@ -67,7 +69,7 @@ def test_remembered_state_round_trips_and_the_file_wins_for_theme(conf: Path) ->
 
 
 def test_the_config_command_shows_sources_and_exits_2_on_a_problem(conf: Path) -> None:
-    conf.write_text('theme = "gruvbox"\nreps = 0\n', encoding="utf-8")
+    conf.write_text('theme = "gruvbox"\nbench_ms = 0\n', encoding="utf-8")
     proc = subprocess.run(
         [sys.executable, "-m", "workbench", "config", "--json"],
         capture_output=True,
@@ -77,8 +79,8 @@ def test_the_config_command_shows_sources_and_exits_2_on_a_problem(conf: Path) -
     assert proc.returncode == 2
     out = json.loads(proc.stdout)
     assert out["settings"]["theme"] == {"value": "gruvbox", "source": str(conf)}
-    assert out["settings"]["reps"] == {"value": 20, "source": "default"}
+    assert out["settings"]["bench_ms"] == {"value": 100.0, "source": "default"}
     assert (
         proc.stderr.strip()
-        == f"workbench: {conf}: reps: 0 is not an integer from 1 to 10,000; using the default"
+        == f"workbench: {conf}: bench_ms: 0 is not a number of milliseconds from 1 to 60,000; using the default"
     )

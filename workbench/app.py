@@ -11,6 +11,10 @@ they arrive.
 
 Snapshot mode (`snapshot=True` or WORKBENCH_SNAPSHOT=1) fixes the adapter name and the corpus path
 shown, masks every timing, and stops cursors blinking, so screenshots do not change between runs.
+
+The user's configuration (`workbench.config`: theme, adapter, bench reps, editor, keymap) applies at
+start; a bad value is a notice and its default is used. With `remember=True` (the `workbench`
+command) the theme, corpus and kernel in use are written back for the next start.
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ from textual.binding import Binding
 from textual.screen import Screen
 
 from workbench.commands import WorkbenchCommands, bindings
+from workbench.config import Config, load_config
 from workbench.errors import WorkbenchError
 from workbench.fixtures import ReplayResult
 from workbench.messages import (
@@ -56,7 +61,7 @@ from workbench.session import Case, Run, Session
 from workbench.viewmodel.advice import ui_message
 from workbench.viewmodel.cases import build_case
 from workbench.viewmodel.form import default_form
-from workbench.viewmodel.keys import key
+from workbench.viewmodel.keys import key, keymap, rebind
 from workbench.viewmodel.status import kernel_key
 
 POLL_S = 1.0
@@ -81,10 +86,16 @@ class WorkbenchApp(App[None]):
         adapter: str | int | None = None,
         snapshot: bool | None = None,
         watch: bool = True,
+        config: Config | None = None,
+        kernel: str | None = None,
+        remember: bool = False,
     ) -> None:
         super().__init__()
+        self.config = config if config is not None else load_config()
         self.corpus_path = corpus
-        self.adapter_selector = adapter
+        self.adapter_selector = adapter if adapter is not None else self.config["adapter"] or None
+        self.first_kernel = kernel
+        self.remember = remember
         self.snapshot = _env_flag("WORKBENCH_SNAPSHOT") if snapshot is None else snapshot
         self.watch = watch
         self.session: Session | None = None
@@ -105,9 +116,35 @@ class WorkbenchApp(App[None]):
         return self._main
 
     def on_mount(self) -> None:
+        self._apply_config()
         self._open()
         if self.watch:
             self.set_interval(POLL_S, self.poll_files)
+
+    def _apply_config(self) -> None:
+        """Theme and keymap from the configuration; every problem with it is one notice."""
+        cfg = self.config
+        problems = list(cfg.problems)
+        unknown = rebind(cfg.keymap)
+        problems += [
+            f"{cfg.config_path}: [keys] {i}: no action has this binding id" for i in unknown
+        ]
+        self.set_keymap(keymap())
+        if cfg["theme"] in self.available_themes:
+            self.theme = cfg["theme"]
+        else:
+            problems.append(f"{cfg.sources['theme']}: theme {cfg['theme']!r} is not installed")
+        for problem in problems:
+            self.notify(problem, title="configuration", severity="warning", timeout=10)
+
+    def watch_theme(self, theme: str) -> None:
+        if self.remember:
+            self.config.remember(theme=theme)
+
+    def remember_kernel(self, kernel_key: str) -> None:
+        """Keep the corpus and the kernel on screen for the next `workbench` start."""
+        if self.remember and self.session is not None:
+            self.config.remember(corpus=str(self.session.corpus.root), kernel=kernel_key)
 
     # -- labels --------------------------------------------------------------------------------
     def adapter_label(self) -> str:

@@ -5,8 +5,7 @@ Configuration (read, never written by the tool): `$WORKBENCH_CONFIG` when set, e
 
     theme = "gruvbox"              # any Textual theme name
     adapter = "gpu"                # as --adapter: index, backend, gpu/cpu or a name part
-    reps = 20                      # timed repetitions of `b` (bench) in the UI
-    bench_ms = 200                 # time budget of one `workbench bench` measurement, in ms
+    bench_ms = 100                 # time budget of the UI's bench (`b`), in ms
     editor = "nvim +{line} {file}" # `e`: {file} and {line} are filled in; default $VISUAL/$EDITOR
 
     [keys]                         # rebind any action by its binding id (help lists the ids)
@@ -35,15 +34,13 @@ from typing import Any
 DEFAULTS: dict[str, Any] = {
     "theme": "textual-dark",
     "adapter": "",
-    "reps": 20,
-    "bench_ms": 200.0,
+    "bench_ms": 100.0,
     "editor": "",
 }
 # What each key holds, for validation and for `workbench config`.
 KINDS: dict[str, str] = {
     "theme": "a Textual theme name",
     "adapter": "an adapter selector (index, backend, gpu/cpu or a name part)",
-    "reps": "an integer from 1 to 10,000",
     "bench_ms": "a number of milliseconds from 1 to 60,000",
     "editor": "a command line with {file} and optionally {line}",
 }
@@ -160,9 +157,6 @@ def _checked(key: str, value: Any) -> Any:
         return value if isinstance(value, str) and value.strip() else None
     if key == "editor":
         return value if isinstance(value, str) and "{file}" in value else None
-    if key == "reps":
-        ok = isinstance(value, int) and not isinstance(value, bool) and 1 <= value <= 10_000
-        return value if ok else None
     if key == "bench_ms":
         ok = isinstance(value, int | float) and not isinstance(value, bool)
         return float(value) if ok and math.isfinite(value) and 1 <= value <= 60_000 else None

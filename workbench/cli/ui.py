@@ -1,7 +1,8 @@
 """`workbench [PATH]`: the terminal UI on a corpus (the shipped kernels by default).
 
 A corpus path that does not exist is refused here with one line and exit code 2, before the
-terminal is taken over. An adapter selector is checked when the adapter is opened (in the UI, so
+terminal is taken over. With no PATH, the corpus and kernel of the last session are reopened (when
+that corpus still exists), and the UI remembers them again as you go (`workbench config` shows where). An adapter selector is checked when the adapter is opened (in the UI, so
 the first paint does not wait for adapter enumeration); a bad one is explained in the view.
 """
 
@@ -28,6 +29,14 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def cmd_ui(args: argparse.Namespace) -> int:
+    from workbench.config import load_config
+
+    config = load_config()
+    kernel = None
+    if args.path is None and not args.snapshot:
+        last = config.remembered.get("corpus")
+        if last and Path(last).is_dir():
+            args.path, kernel = last, config.remembered.get("kernel")
     if args.path is not None:
         path = Path(args.path)
         if not path.exists():
@@ -37,6 +46,11 @@ def cmd_ui(args: argparse.Namespace) -> int:
     from workbench.app import WorkbenchApp
 
     WorkbenchApp(
-        corpus=args.path, adapter=args.adapter, snapshot=True if args.snapshot else None
+        corpus=args.path,
+        adapter=args.adapter,
+        snapshot=True if args.snapshot else None,
+        config=config,
+        kernel=kernel,
+        remember=not args.snapshot,
     ).run()
     return 0

@@ -13,7 +13,10 @@ from textual.widgets import Markdown
 from workbench.recipes import RECIPES
 from workbench.viewmodel.keys import help_table, key
 
-HELP = f"""\
+
+def help_text() -> str:
+    """The help page, built when shown, so rebound keys (config `[keys]`) appear as they are."""
+    return f"""\
 # workbench
 
 Pick a kernel on the left, set its dims and inputs, press **{key("run")}**. The kernel runs on the
@@ -51,7 +54,7 @@ class HelpScreen(ModalScreen[None]):
 
     def compose(self) -> ComposeResult:
         with VerticalScroll():
-            yield Markdown(HELP)
+            yield Markdown(help_text())
 
     def action_dismiss(self) -> None:
         self.dismiss(None)

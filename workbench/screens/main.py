@@ -85,7 +85,7 @@ from workbench.workgroups.probes import (
 if TYPE_CHECKING:
     from workbench.app import WorkbenchApp
 
-BENCH_BUDGET = Budget(ms=100.0, warmup_ms=25.0)  # as `workbench bench` times by default
+BENCH_WARMUP_MS = 25.0  # as `workbench bench` warms up by default
 PLAN_DELAY_S = 0.25
 DOING = {
     "run": "running",
@@ -199,7 +199,9 @@ class MainScreen(Screen):
         """The corpus is loaded (before the adapter is ready): fill the browser."""
         browser = self.browser
         browser.set_corpus(corpus, self._statuses)
-        first = self.current or browser.first_key()
+        wanted = self.wb.first_kernel
+        known = {kernel_key(k) for k in corpus.kernels}
+        first = self.current or (wanted if wanted in known else None) or browser.first_key()
         if first:
             browser.select(first)
             self.current = first
@@ -282,6 +284,7 @@ class MainScreen(Screen):
         kernel = self.kernel(key_)
         if kernel is None:
             return
+        self.wb.remember_kernel(key_)
         spec, mismatch = self.spec_of(kernel)
         st = self.states.get(key_)
         if st is None or set(st.form.dims) != {d.name for d in dims_of(spec)}:
@@ -586,9 +589,12 @@ class MainScreen(Screen):
             outcome = RunFailed(key_, kind, f"internal error: {type(exc).__name__}: {exc}")
         self.post_message(RunCancelled(key_, kind) if cancel.is_set() else outcome)
 
-    @staticmethod
     def _bench(
-        session: Session, run: Run, progress: Callable[[str, float], None], cancel: threading.Event
+        self,
+        session: Session,
+        run: Run,
+        progress: Callable[[str, float], None],
+        cancel: threading.Event,
     ) -> Run:
         """Time a checked run within the bench budget, after measuring the roofline (once)."""
         if session.measured_roofline() is None:
@@ -596,7 +602,7 @@ class MainScreen(Screen):
             session.roofline()
         timing = session.time_cases(
             [run.case],
-            BENCH_BUDGET,
+            Budget(ms=self.wb.config["bench_ms"], warmup_ms=BENCH_WARMUP_MS),
             lambda done, total: progress(f"timing {done}/{total}", 0.3 + 0.7 * done / total),
             cancel.is_set,
         )[0]
@@ -756,10 +762,16 @@ class MainScreen(Screen):
         loc = error_location(st.error) if st and st.error else None
         if loc and loc[0] == kernel.file:
             line = loc[1]
-        editor = os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
+        configured = self.wb.config["editor"]
+        editor = configured or os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
+        argv = (
+            shlex.split(configured.format(file=path, line=line))
+            if configured
+            else [*shlex.split(editor), f"+{line}", str(path)]
+        )
         try:
             with self.app.suspend():
-                subprocess.run([*shlex.split(editor), f"+{line}", str(path)], check=False)
+                subprocess.run(argv, check=False)
         except SuspendNotSupported:
             self.notify(f"cannot hand the terminal to an editor here; edit {path}:{line}")
             return

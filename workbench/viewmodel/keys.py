@@ -7,6 +7,7 @@ no keys is a palette command only; one with no `command` is a key only.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 TABS = ("outputs", "diff", "gradients", "timing", "source", "bindings", "footprint", "probes")
@@ -37,14 +38,20 @@ class Key:
     listed: bool = True  # in the palette before anything is typed (else found by search)
 
     @property
+    def current(self) -> str:
+        """The keys in use: the user's (config `[keys]`) when rebound, else the defaults."""
+        return _REBOUND.get(self.id, self.keys)
+
+    @property
     def shown(self) -> str:
         """The keys as the help and the palette show them: `x / F3`."""
-        return " / ".join(_SHOWN.get(k, k) for k in self.keys.split(",") if k)
+        return " / ".join(_SHOWN.get(k, k) for k in self.current.split(",") if k)
 
     @property
     def first(self) -> str:
         """The first key, as pane hints name it (`r`)."""
-        return _SHOWN.get(self.keys.split(",")[0], self.keys.split(",")[0])
+        first = self.current.split(",")[0]
+        return _SHOWN.get(first, first)
 
 
 KEYS: tuple[Key, ...] = (
@@ -61,7 +68,7 @@ KEYS: tuple[Key, ...] = (
         "b",
         "bench",
         "Bench",
-        "bench: 100 ms of timed dispatches after 25 ms of warm-up, on the adapter's roofline",
+        "bench: timed dispatches for 100 ms (`bench_ms` in the configuration) after 25 ms of warm-up, on the adapter's roofline",
         "Bench kernel",
     ),
     Key(
@@ -269,6 +276,21 @@ KEYS: tuple[Key, ...] = (
 )
 
 BY_ID = {k.id: k for k in KEYS}
+# Binding id -> keys chosen by the user (`rebind`); the app hands the same map to Textual.
+_REBOUND: dict[str, str] = {}
+
+
+def rebind(keymap: Mapping[str, str]) -> list[str]:
+    """Use the user's keys for these binding ids, so the footer, help, palette and hints all name
+    them; returns the ids that name no action (the rest still apply)."""
+    _REBOUND.clear()
+    _REBOUND.update({i: k for i, k in keymap.items() if i in BY_ID and BY_ID[i].keys})
+    return [i for i in keymap if i not in _REBOUND]
+
+
+def keymap() -> dict[str, str]:
+    """The rebound keys, binding id -> Textual key names (for `App.set_keymap`)."""
+    return dict(_REBOUND)
 
 
 def key(key_id: str) -> str:
@@ -293,6 +315,6 @@ def palette_help(entry: Key) -> str:
 
 def help_table() -> str:
     """The help screen's Markdown table of keys: one row per binding, then Textual's palette."""
-    own = [f"| `{k.shown}` | {k.help} |" for k in KEYS if k.keys]
+    own = [f"| `{k.shown}` | {k.help} |" for k in KEYS if k.current]
     palette = "| `ctrl+p` | every command above and more, themes included |"
     return "\n".join(["| key | does |", "|---|---|", *own, palette])

@@ -126,8 +126,14 @@ class VerdictBar(Horizontal):
     """
 
     def compose(self) -> ComposeResult:
-        yield Static(id="verdict")
+        yield Static(self._text, id="verdict")
         yield ProgressBar(total=1.0, show_eta=False, id="progress")
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        # What the line says, kept so that a verdict arriving before the children are mounted (the
+        # session can open before the screen finishes composing) is shown once they are.
+        self._text: Text | str = ""
 
     def _style(self, part: str) -> Style:
         return self.get_component_rich_style(f"verdict-bar--{part}", partial=True)
@@ -146,19 +152,21 @@ class VerdictBar(Horizontal):
 
     def show(self, text: Text | str) -> None:
         self.remove_class("-busy")
+        self._text = text
         # One line of fixed height: no layout pass needed (they are costly mid-run on a CPU adapter).
-        self.query_one("#verdict", Static).update(text, layout=False)
+        for line in self.query("#verdict").results(Static):
+            line.update(text, layout=False)
 
     def busy(self, message: str, fraction: float | None) -> None:
         """Show work in flight; `fraction` None means indeterminate."""
-        self.add_class("-busy")
-        bar = self.query_one("#progress", ProgressBar)
-        if fraction is None:
-            bar.update(total=None)
-        else:
-            bar.update(total=1.0, progress=max(0.0, min(1.0, fraction)))
+        for bar in self.query("#progress").results(ProgressBar):
+            if fraction is None:
+                bar.update(total=None)
+            else:
+                bar.update(total=1.0, progress=max(0.0, min(1.0, fraction)))
         line = Text(no_wrap=True, overflow="ellipsis")
         line.append("⏳ ", style=self._style("busy"))
         line.append(message)
         line.append(f"   {key('cancel')} cancels", style=self._style("hint"))
-        self.query_one("#verdict", Static).update(line, layout=False)
+        self.show(line)
+        self.add_class("-busy")
