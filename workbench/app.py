@@ -60,6 +60,7 @@ from workbench.screens.steps import StepsScreen
 from workbench.session import Case, Run, Session
 from workbench.viewmodel.advice import ui_message
 from workbench.viewmodel.cases import build_case
+from workbench.viewmodel.fixture_places import FixturePlaces, fixture_places
 from workbench.viewmodel.form import default_form
 from workbench.viewmodel.keys import key, keymap, rebind
 from workbench.viewmodel.status import kernel_key
@@ -89,8 +90,10 @@ class WorkbenchApp(App[None]):
         config: Config | None = None,
         kernel: str | None = None,
         remember: bool = False,
+        fixtures: str | Path | None = None,
     ) -> None:
         super().__init__()
+        self.fixtures_option = Path(fixtures) if fixtures is not None else None
         self.config = config if config is not None else load_config()
         self.corpus_path = corpus
         self.adapter_selector = adapter if adapter is not None else self.config["adapter"] or None
@@ -303,20 +306,21 @@ class WorkbenchApp(App[None]):
         await self.main.adapter_switched(message.old)
 
     # -- fixtures ------------------------------------------------------------------------------
-    def fixtures_folder(self) -> Path:
-        from workbench.fixtures import SHIPPED_FIXTURES
-        from workbench.wgsl.corpus import SHIPPED
-
-        root = Path(self.session.corpus.root)
-        return SHIPPED_FIXTURES if root.resolve() == SHIPPED.resolve() else root / "fixtures"
+    def fixture_places(self) -> FixturePlaces:
+        """Where `f` saves and what the Fixtures screen lists; a refused folder is a notice."""
+        places = fixture_places(
+            Path(self.session.corpus.root), self.fixtures_option, self.config["fixtures"]
+        )
+        for problem in places.problems:
+            self.notify(problem, title="fixtures", severity="warning", timeout=10)
+        return places
 
     def action_open_fixtures(self) -> None:
         if self.session is None:
             self.notify("the adapter is still opening")
             return
-        folder = self.fixtures_folder()
-        paths = [folder] if folder.exists() else None
-        self.push_screen(FixturesScreen(lambda: self.session, paths=paths))
+        places = self.fixture_places()
+        self.push_screen(FixturesScreen(lambda: self.session, paths=places.listed))
 
     @on(FixturesScreen.OpenCase)
     async def _open_fixture_case(self, event: FixturesScreen.OpenCase) -> None:
@@ -357,13 +361,16 @@ class WorkbenchApp(App[None]):
             return
         dims = "-".join(f"{k}{v}" for k, v in run.case.dims.items())
         default = f"{run.case.name}-{dims}" if dims else run.case.name
-        folder = self.fixtures_folder()
+        places = self.fixture_places()
+        folder = places.save_to
 
         def chosen(answer: tuple[str, str] | None) -> None:
             if answer is not None:
                 self._record(run, folder / answer[0], answer[1], False)
 
-        self.push_screen(SaveFixtureScreen(default, folder, blink=not self.snapshot), chosen)
+        self.push_screen(
+            SaveFixtureScreen(default, folder, places.why, blink=not self.snapshot), chosen
+        )
 
     @work(thread=True, group="fixture")
     def _record(self, run: Run, path: Path, note: str, force: bool) -> None:

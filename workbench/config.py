@@ -7,6 +7,7 @@ Configuration (read, never written by the tool): `$WORKBENCH_CONFIG` when set, e
     adapter = "gpu"                # as --adapter: index, backend, gpu/cpu or a name part
     bench_ms = 100                 # time budget of the UI's bench (`b`), in ms
     editor = "nvim +{line} {file}" # `e`: {file} and {line} are filled in; default $VISUAL/$EDITOR
+    fixtures = "~/fixtures"        # where `f` saves fixtures (default: the corpus's fixtures folder)
 
     [keys]                         # rebind any action by its binding id (help lists the ids)
     run = "ctrl+r"
@@ -36,6 +37,7 @@ DEFAULTS: dict[str, Any] = {
     "adapter": "",
     "bench_ms": 100.0,
     "editor": "",
+    "fixtures": "",
 }
 # What each key holds, for validation and for `workbench config`.
 KINDS: dict[str, str] = {
@@ -43,6 +45,7 @@ KINDS: dict[str, str] = {
     "adapter": "an adapter selector (index, backend, gpu/cpu or a name part)",
     "bench_ms": "a number of milliseconds from 1 to 60,000",
     "editor": "a command line with {file} and optionally {line}",
+    "fixtures": "a folder for the fixtures saved from the UI",
 }
 REMEMBERED = ("theme", "corpus", "kernel")
 DEFAULT = "default"
@@ -153,7 +156,7 @@ def _read_toml(path: Path, problems: list[str]) -> dict[str, Any]:
 
 def _checked(key: str, value: Any) -> Any:
     """The value if it is valid for `key`, else None."""
-    if key in ("theme", "adapter"):
+    if key in ("theme", "adapter", "fixtures"):
         return value if isinstance(value, str) and value.strip() else None
     if key == "editor":
         return value if isinstance(value, str) and "{file}" in value else None

@@ -2,9 +2,11 @@
 
 A corpus path that does not exist is refused here with one line and exit code 2, before the
 terminal is taken over. With no PATH, the corpus and kernel of the last session are reopened (when
-that corpus still exists), and the UI remembers them again as you go (`workbench config` shows where). An adapter selector is checked when the adapter is opened (in the UI, so
-the first paint does not wait for adapter enumeration); a bad one is explained in the view.
-"""
+that corpus still exists), and the UI remembers them again as you go (`workbench config` shows
+where). An adapter selector is checked when the adapter is opened (in the UI, so the first paint
+does not wait for adapter enumeration); a bad one is explained in the view. `--fixtures DIR` is
+where fixtures saved with `f` go (`workbench.viewmodel.fixture_places`); a DIR inside the
+installed package is refused."""
 
 from __future__ import annotations
 
@@ -20,6 +22,12 @@ def register(sub: argparse._SubParsersAction) -> None:
         "path", nargs="?", metavar="PATH", help="corpus folder (default: shipped kernels)"
     )
     p.add_argument("--adapter", metavar="SEL", help="adapter index, backend or name substring")
+    p.add_argument(
+        "--fixtures",
+        metavar="DIR",
+        help="folder for the fixtures saved from the UI (default: the corpus's fixtures folder, "
+        "or ~/.local/share/workbench/fixtures for the shipped kernels)",
+    )
     p.add_argument(
         "--snapshot",
         action="store_true",
@@ -43,6 +51,8 @@ def cmd_ui(args: argparse.Namespace) -> int:
             raise UserError(f"corpus {path} does not exist")
         if path.is_file() and path.suffix != ".wgsl":
             raise UserError(f"{path} is not a .wgsl file or a folder of them")
+    if args.fixtures is not None:
+        _check_fixtures_folder(Path(args.fixtures))
     from workbench.app import WorkbenchApp
 
     WorkbenchApp(
@@ -52,5 +62,19 @@ def cmd_ui(args: argparse.Namespace) -> int:
         config=config,
         kernel=kernel,
         remember=not args.snapshot,
+        fixtures=args.fixtures,
     ).run()
     return 0
+
+
+def _check_fixtures_folder(folder: Path) -> None:
+    """Refuse a `--fixtures DIR` that cannot hold the user's fixtures, before the UI starts."""
+    from workbench.viewmodel.fixture_places import inside_package
+
+    if folder.exists() and not folder.is_dir():
+        raise UserError(f"--fixtures {folder} is not a folder; give a folder (created if missing)")
+    if inside_package(folder):
+        raise UserError(
+            f"--fixtures {folder} is inside the installed workbench package; "
+            "give a folder of your own"
+        )

@@ -1,5 +1,7 @@
-"""The fixtures screen: every fixture with its status, replay all (in a thread worker, with
-progress), and open one in the kernel view.
+"""The fixtures screen: every fixture with its status and where it comes from (shipped with the
+package, read-only, or the user's own), replay all (in a thread worker, with progress), and open
+one in the kernel view. Before a replay the result column says `not replayed`; the note is in the
+detail below the table.
 
 Opening posts `FixturesScreen.OpenCase(case, run, result)`, which bubbles to the app: the app shows
 that case and run in its kernel view (run is None when the kernel did not compile). The screen
@@ -36,6 +38,7 @@ from workbench.fixtures.replay import summary_counts, unreadable
 from workbench.fixtures.report import result_lines, summary_line
 from workbench.messages import FixtureReplayed, Progress
 from workbench.session import Case, Run, Session
+from workbench.viewmodel.fixture_places import origin
 
 STATUS_CELL = {
     "pending": ("…", "bright_black"),
@@ -45,6 +48,8 @@ STATUS_CELL = {
     "error": ("! error", "magenta"),
     "skip": ("– skip", "yellow"),
 }
+# How the title and the detail line name where a fixture comes from.
+_FROM = {"shipped": "shipped (read-only)", "yours": "yours"}
 
 
 def _status(kind: str) -> Text:
@@ -94,7 +99,7 @@ class FixturesScreen(Screen):
         return self._session() if callable(self._session) else self._session
 
     def compose(self) -> ComposeResult:
-        where = ", ".join(str(p) for p in self.paths)
+        where = " · ".join(f"{_FROM[origin(p)]} {p}" for p in self.paths)
         yield Static(f"Fixtures · {where} · {self.session.adapter.label}", id="fixtures-title")
         yield DataTable(id="fixtures-table", cursor_type="row", zebra_stripes=True)
         yield ProgressBar(total=1.0, show_eta=False, id="fixtures-progress")
@@ -106,6 +111,7 @@ class FixturesScreen(Screen):
         table = self.query_one(DataTable)
         table.add_column("status", key="status", width=10)
         table.add_column("fixture", key="fixture")
+        table.add_column("from", key="from")
         table.add_column("kernel", key="kernel")
         table.add_column("result", key="result")
         table.add_column("dims", key="dims")
@@ -140,8 +146,9 @@ class FixturesScreen(Screen):
             table.add_row(
                 _status(result.status if result else "pending"),
                 path.stem,
+                origin(path),
                 fx.kernel if fx else "?",
-                self._result_text(result) if result else Text(fx.note if fx else "", "italic"),
+                self._result_text(result) if result else Text("not replayed", "dim"),
                 fx.dims_text() if fx else "",
                 key=key,
             )
@@ -315,7 +322,10 @@ class FixturesScreen(Screen):
         r = self.results.get(key)
         lines: list[str] = []
         if fx is not None:
-            lines.append(f"{fx.path}  ·  {fx.kernel} ({fx.source})  ·  {fx.dims_text()}")
+            lines.append(
+                f"{_FROM[origin(fx.path)]} {fx.path}  ·  {fx.kernel} ({fx.source})  ·  "
+                f"{fx.dims_text()}"
+            )
             if fx.note:
                 lines.append(fx.note)
             lines.append(

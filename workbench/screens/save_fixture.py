@@ -1,4 +1,5 @@
-"""The save-fixture dialog: a fixture's name (checked as typed) and a note."""
+"""The save-fixture dialog: a fixture's name (checked as typed) and a note, and the folder it goes to
+(a user-owned one, never the installed package: `workbench.viewmodel.fixture_places`)."""
 
 from __future__ import annotations
 
@@ -21,15 +22,18 @@ class SaveFixtureScreen(ModalScreen[tuple[str, str] | None]):
         Binding("escape", "dismiss_none", "Back", id="close_fixture")
     ]
 
-    def __init__(self, default_name: str, folder: Path, blink: bool = True) -> None:
+    def __init__(self, default_name: str, folder: Path, why: str = "", blink: bool = True) -> None:
         super().__init__()
         self.default_name = default_name
         self.folder = folder
+        self.why = why
         self.blink = blink
 
     def compose(self) -> ComposeResult:
         with Vertical():
             yield Label(Text.assemble(("Save fixture", "bold"), f"  into {self.folder}"))
+            if self.why:
+                yield Label(Text(f"({self.why})", style="dim"))
             yield Label("name (letters, digits, - and _)")
             name = Input(self.default_name, id="fixture-name")
             note = Input(placeholder="why this case matters (optional)", id="fixture-note")
