@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 MIN_EFFECT = 0.02  # differences under 2% are not reported as real, however many samples
+MIN_SAMPLES = 5  # fewer samples a side give no interval worth reading
 _RESAMPLES = 2000
 
 
@@ -81,3 +82,19 @@ def ratio_stats(a_ms: tuple[float, ...], b_ms: tuple[float, ...], seed: int = 0)
         float(np.percentile(boots, 97.5)),
         int(r.size),
     )
+
+
+def unpaired_ratio(
+    a_ms: tuple[float, ...], b_ms: tuple[float, ...], seed: int = 0
+) -> tuple[float, float, float]:
+    """B's median over A's, and a bootstrap 95% interval of that ratio, for samples that were not
+    interleaved (two separate benches): each side is resampled on its own, so drift between the
+    two benches is not cancelled and the interval is only as narrow as the samples allow."""
+    a = np.asarray(a_ms, dtype=np.float64)
+    b = np.asarray(b_ms, dtype=np.float64)
+    ratio = float(np.median(b) / np.median(a))
+    rng = np.random.default_rng(seed)
+    boot_a = np.median(a[rng.integers(0, a.size, size=(_RESAMPLES, a.size))], axis=1)
+    boot_b = np.median(b[rng.integers(0, b.size, size=(_RESAMPLES, b.size))], axis=1)
+    boots = boot_b / boot_a
+    return ratio, float(np.percentile(boots, 2.5)), float(np.percentile(boots, 97.5))

@@ -3,7 +3,8 @@
 It owns the loop: pick a kernel, edit its dims and inputs (planned in a worker thread as you type,
 so derived figures and refusals show before anything runs), run / bench / gradcheck it (in a
 worker thread holding the app's GPU lock, cancellable with escape), and show the verdict and the
-tabs. Each kernel keeps its own `KernelState` (view model) while you browse.
+tabs. Each kernel keeps its own `KernelState` (view model) while you browse, and its last runs in
+`history` (`workbench.viewmodel.baseline`): a pinned one is the baseline every run is shown against.
 
 Messages up, attributes down: workers post typed messages (`workbench.messages`) that the handlers
 here turn into state changes; the screen then sets its one reactive `view`, which every pane is
@@ -46,9 +47,11 @@ from workbench.messages import (
     StatusChecked,
 )
 from workbench.screens.bench import BenchScreen
+from workbench.screens.runs import RunsScreen
 from workbench.session import Budget, Case, Run, Session, StatusKind
 from workbench.specs.base import KernelSpec
 from workbench.viewmodel.advice import ui_message
+from workbench.viewmodel.baseline import RunHistory
 from workbench.viewmodel.cases import build_case, limit_problem, plan_case
 from workbench.viewmodel.describe import write_description
 from workbench.viewmodel.form import FormState, default_form, dims_of, parse_form, uniform_paths
@@ -62,6 +65,7 @@ from workbench.viewmodel.kernel_state import (
 from workbench.viewmodel.keys import key
 from workbench.viewmodel.status import PENDING, KernelStatus, kernel_key, kernel_name, status_kind
 from workbench.wgsl.corpus import Corpus, Kernel
+from workbench.widgets.baseline_bar import BaselineBar
 from workbench.widgets.browser import KernelBrowser
 from workbench.widgets.form.case_form import CaseForm
 from workbench.widgets.panes.bindings import BindingsPane
@@ -111,6 +115,7 @@ class MainScreen(Screen):
         self.show_module = False
         self._cancel = threading.Event()
         self._statuses: dict[str, KernelStatus] = {}
+        self.history = RunHistory()
 
     @property
     def wb(self) -> WorkbenchApp:
@@ -151,6 +156,7 @@ class MainScreen(Screen):
                 yield Static(id="kv-doc")
                 yield CaseForm(id="form", blink=blink)
                 yield VerdictBar(id="verdict-bar")
+                yield BaselineBar(id="baseline").data_bind(MainScreen.view)
                 with TabbedContent(id="tabs", initial="tab-outputs"):
                     with TabPane("Outputs", id="tab-outputs"):
                         yield OutputsPane(id="outputs", blink=blink).data_bind(MainScreen.view)
@@ -345,14 +351,16 @@ class MainScreen(Screen):
     def refresh_view(self) -> None:
         """Set the view from the current kernel's state: the verdict and every pane follow."""
         session = self.wb.session
+        st = self.current_state()
         self.view = view_of(
-            self.current_state(),
+            st,
             self.kernel(),
             snapshot=self.wb.snapshot,
             corpus_root=Path(session.corpus.root) if session else None,
             features=session.adapter.features if session else frozenset(),
             show_module=self.show_module,
             roofline=session.measured_roofline() if session else None,
+            baseline=self.history.diff(self.current or "", st.run if st else None),
         )
 
     def watch_view(self, view: View) -> None:
@@ -631,6 +639,7 @@ class MainScreen(Screen):
     @on(RunFinished)
     def _run_finished(self, message: RunFinished) -> None:
         st = self._work_done(message.key)
+        self.history.add(message.key, message.run)
         if st is not None:
             st.ran(message.run)
             self._show_if_current(message.key)
@@ -782,6 +791,56 @@ class MainScreen(Screen):
 
     def action_save_fixture(self) -> None:
         self.wb.action_save_fixture()
+
+    # -- baseline ------------------------------------------------------------------------------
+    def action_pin(self) -> None:
+        """Pin the run on screen: from now on every run is shown against it."""
+        run = self.current_run()
+        if run is None or self.current is None:
+            self.notify(f"nothing to pin: run the kernel first ({key('run')})", severity="warning")
+            return
+        entry = self.history.entry(self.current, run) or self.history.add(self.current, run)
+        self.history.pin(self.current, entry)
+        self.notify(
+            f"pinned run #{entry.number}: every run of {run.case.name} is now compared with it "
+            f"({key('unpin')} unpins)",
+            title="baseline",
+        )
+        self.refresh_view()
+
+    def action_unpin(self) -> None:
+        entry = self.history.unpin(self.current or "")
+        if entry is None:
+            self.notify(f"no baseline is pinned ({key('pin')} pins the run on screen)")
+            return
+        self.notify(f"unpinned run #{entry.number}", title="baseline")
+        self.refresh_view()
+
+    def action_runs(self) -> None:
+        """Pick the baseline among this session's last runs of the kernel."""
+        key_ = self.current
+        entries = self.history.runs(key_) if key_ else ()
+        if key_ is None or not entries:
+            self.notify(f"no runs of this kernel yet this session ({key('run')} runs it)")
+            return
+        pinned = self.history.pinned(key_)
+
+        def chosen(number: int | None) -> None:
+            entry = next((e for e in entries if e.number == number), None)
+            if entry is not None:
+                self.history.pin(key_, entry)
+                self.notify(f"pinned run #{entry.number}", title="baseline")
+                self.refresh_view()
+
+        self.app.push_screen(
+            RunsScreen(
+                kernel_name(key_),
+                entries,
+                pinned.number if pinned else None,
+                self.wb.snapshot,
+            ),
+            chosen,
+        )
 
     def action_describe(self) -> None:
         """Write the current kernel's settings into the corpus's workbench.toml; the corpus

@@ -23,6 +23,7 @@ from workbench.viewmodel.status import KernelStatus
 if TYPE_CHECKING:
     from workbench.checks import CheckReport
     from workbench.session import Case, Roofline, Run
+    from workbench.viewmodel.baseline import BaselineDiff
     from workbench.wgsl.corpus import Kernel
     from workbench.workgroups.footprint import Footprint
     from workbench.workgroups.probes import ProbeRun
@@ -159,6 +160,7 @@ class View:
     show_module: bool = False
     footprint: Footprint | None = None  # who wrote which element, when computed
     probes: ProbeRun | None = None  # the last probe run's records
+    baseline: BaselineDiff | None = None  # the run against the pinned one, when one is pinned
 
     def ms(self, value: float) -> str:
         """A duration as shown: masked in snapshot mode so pictures do not change."""
