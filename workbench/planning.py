@@ -21,7 +21,7 @@ from workbench.errors import Advice, LimitError, SpecMismatchError, UserError
 from workbench.gpu.adapters import AdapterInfo
 from workbench.gpu.limits import check_limits
 from workbench.gpu.uniforms import default_value, set_field
-from workbench.recipes import make_input
+from workbench.recipes import DEFAULT_SEED, make_input
 from workbench.specs.base import Buffer, Cost, KernelSpec
 from workbench.specs.registry import spec_for
 from workbench.wgsl.corpus import SHIPPED, Corpus, Kernel, load_corpus
@@ -153,7 +153,7 @@ def plan_case(
     inputs: Mapping[str, np.ndarray | str] | None = None,
     sizes: Mapping[str, int] | None = None,
     sets: Mapping[str, float] | None = None,
-    seed: int = 0,
+    seed: int = DEFAULT_SEED,
     adhoc: bool = False,
     described: Mapping[str, KernelSpec] | None = None,
     grid: tuple[int, int, int] | None = None,

@@ -22,6 +22,10 @@ import numpy as np
 from workbench.errors import UserError
 from workbench.userfiles import open_regular, read_npy_data, read_npy_header
 
+# The seed of a case when none is given: the command line's `--seed` default, the UI's seed field,
+# a fixture manifest without `seed`, and every engine function that takes one.
+DEFAULT_SEED = 0
+
 RECIPES = (
     "zeros",
     "ones",

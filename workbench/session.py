@@ -52,6 +52,7 @@ from workbench.planning import (
     plan_case,
     shipped_corpus,
 )
+from workbench.recipes import DEFAULT_SEED
 from workbench.specs.base import KernelSpec
 from workbench.specs.described import DescriptionError, load_descriptions
 from workbench.wgsl.corpus import Corpus, Kernel, load_corpus
@@ -166,7 +167,7 @@ class Run:
             "file": case.kernel.file,
             "corpus": corpus,
             "spec": case.spec is not None,
-            "adapter": self.adapter.to_json() | {"limits": None},
+            "adapter": self.adapter.to_json(),
             "dims": case.dims,
             "seed": case.seed,
             "grid": list(self.grid),
@@ -368,7 +369,7 @@ class Session:
         inputs: Mapping[str, np.ndarray | str] | None = None,
         sizes: Mapping[str, int] | None = None,
         sets: Mapping[str, float] | None = None,
-        seed: int = 0,
+        seed: int = DEFAULT_SEED,
         adhoc: bool = False,
         grid: tuple[int, int, int] | None = None,
         overrides: Mapping[str, float] | None = None,

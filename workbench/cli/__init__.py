@@ -14,6 +14,7 @@ import os
 import sys
 
 from workbench import __version__
+from workbench.cli import examples
 from workbench.cli.advice import cli_message
 from workbench.errors import WorkbenchError
 
@@ -35,13 +36,17 @@ COMMANDS = (
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="workbench",
-        description="Run, check, time and replay WGSL compute kernels on a real GPU.",
+        description="Run, check, time and replay WGSL compute kernels on a real GPU. Every command "
+        "that loads kernels takes them from --corpus PATH ($WORKBENCH_CORPUS when set, else the "
+        "shipped kernels); with --json it prints one JSON object (docs/json.md). Exit codes: 0 "
+        "ok, 1 a check failed, 2 user error, 3 GPU or adapter failure.",
     )
     parser.add_argument("--version", action="version", version=f"workbench {__version__}")
     parser.set_defaults(handler=None)
     sub = parser.add_subparsers(title="commands", metavar="COMMAND")
     for name in COMMANDS:
         importlib.import_module(name).register(sub)
+    examples.attach(parser, subcommands(parser))
     return parser
 
 
@@ -80,16 +85,26 @@ def main(argv: list[str] | None = None) -> int:
     return code
 
 
+def subcommands(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
+    """Each command's name and parser, in the order `workbench --help` lists them."""
+    return dict(parser._subparsers._group_actions[0].choices)
+
+
+def routed(argv: list[str], parser: argparse.ArgumentParser) -> list[str]:
+    """`workbench`, `workbench PATH` and `workbench --adapter SEL [PATH]` open the terminal UI;
+    only the top-level help flags stay with the top-level parser."""
+    if not argv or (
+        argv[0] not in subcommands(parser) and argv[0] not in ("-h", "--help", "--version")
+    ):
+        return ["ui", *argv]
+    return argv
+
+
 def _main(argv: list[str] | None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     _degrade_output()
     parser = build_parser()
-    commands = set(parser._subparsers._group_actions[0].choices)
-    # `workbench`, `workbench PATH` and `workbench --adapter SEL [PATH]` open the terminal UI;
-    # only the top-level help flags stay with the top-level parser.
-    if not argv or (argv[0] not in commands and argv[0] not in ("-h", "--help", "--version")):
-        argv = ["ui", *argv]
-    args = parser.parse_args(argv)
+    args = parser.parse_args(routed(argv, parser))
     if args.handler is None:
         parser.print_help()
         return 2

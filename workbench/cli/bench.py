@@ -72,7 +72,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
     other_case = _case(other, args, args.kernel[0]) if other else None
     roof = session.roofline()
     out: dict[str, Any] = {
-        "adapter": session.adapter.to_json() | {"limits": None},
+        "adapter": session.adapter.to_json(),
         "budget": budget.to_json(),
         "flush_bytes": session.flush_size[0],
         "flush_size_why": session.flush_size[1],

@@ -1,17 +1,21 @@
-"""Options several commands share (corpus, adapter, dims, inputs, uniforms) and their parsing."""
+"""Options several commands share (corpus, adapter, dims, inputs, uniforms) and their parsing.
+
+Every command that loads kernels takes them the same way: `--corpus PATH`, default `$WORKBENCH_CORPUS`
+when set, else the shipped kernels (`add_corpus`)."""
 
 from __future__ import annotations
 
 import argparse
 import json
 import math
+import os
 import sys
 from typing import Any
 
 from workbench.closeness import RTOL_CEILING, Override
 from workbench.errors import UserError
 from workbench.jsonable import jsonable
-from workbench.recipes import RECIPES
+from workbench.recipes import DEFAULT_SEED, RECIPES
 from workbench.session import DISPATCH_TIMEOUT_S, Case, Session
 
 
@@ -25,13 +29,42 @@ def add_timeout(p: argparse.ArgumentParser) -> None:
     )
 
 
-def add_corpus_adapter(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--corpus", metavar="PATH", help="folder of WGSL (default: the shipped kernels)")
+# Where every command that loads kernels takes them from when --corpus is not given.
+CORPUS_ENV = "WORKBENCH_CORPUS"
+CORPUS_HELP = (
+    f"folder of .wgsl kernels, or one .wgsl file (default: ${CORPUS_ENV} when set, else the "
+    "shipped kernels)"
+)
+
+
+def add_corpus(p: argparse.ArgumentParser) -> None:
+    """--corpus PATH: the same option, help and default for every command that loads kernels."""
+    p.add_argument(
+        "--corpus", metavar="PATH", default=os.environ.get(CORPUS_ENV) or None, help=CORPUS_HELP
+    )
+
+
+def add_adapter(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--adapter",
         metavar="SEL",
         help="adapter index, backend (vulkan, gl, metal, dx12), gpu/cpu, or a name substring",
     )
+
+
+def add_corpus_adapter(p: argparse.ArgumentParser) -> None:
+    add_corpus(p)
+    add_adapter(p)
+
+
+def corpus_alias(args: argparse.Namespace, path: str | None) -> None:
+    """A corpus given as a positional PATH (`workbench list PATH`, `workbench PATH`) is --corpus;
+    both given and different is refused."""
+    if path is None:
+        return
+    if args.corpus not in (None, path, os.environ.get(CORPUS_ENV) or None):
+        raise UserError(f"the corpus is given twice ({path} and --corpus {args.corpus}); give one")
+    args.corpus = path
 
 
 def add_case_options(
@@ -77,7 +110,12 @@ def add_case_options(
         metavar="NAME=V",
         help="value of an `override` constant (pipeline constant)",
     )
-    p.add_argument("--seed", type=int, default=0, help="seed for generated inputs (default 0)")
+    p.add_argument(
+        "--seed",
+        type=int,
+        default=DEFAULT_SEED,
+        help=f"seed for generated inputs (default {DEFAULT_SEED})",
+    )
     p.add_argument("--adhoc", action="store_true", help="ignore the spec and run the kernel ad hoc")
     add_timeout(p)
     p.add_argument("--json", action="store_true", help="print one JSON object")

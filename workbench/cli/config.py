@@ -15,8 +15,6 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="show the effective configuration and where each value came from",
         description="Show the effective configuration (defaults, the configuration file, what the "
         "UI remembered) and the source of each value. Exit 2 when the file has a problem.",
-        epilog="examples:\n  workbench config\n  WORKBENCH_CONFIG=./wb.toml workbench config --json",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(handler=cmd_config)

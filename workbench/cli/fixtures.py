@@ -13,6 +13,7 @@ from pathlib import Path
 
 from workbench.cli.common import (
     add_case_options,
+    add_corpus_adapter,
     add_timeout,
     add_tolerance_options,
     build_case,
@@ -57,12 +58,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         metavar="PATH",
         help="fixture manifests or folders of them (default: the shipped fixtures)",
     )
-    p.add_argument("--corpus", metavar="PATH", help="folder of WGSL (default: the shipped kernels)")
-    p.add_argument(
-        "--adapter",
-        metavar="SEL",
-        help="adapter index, backend (vulkan, gl, metal, dx12), gpu/cpu, or a name substring",
-    )
+    add_corpus_adapter(p)
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("--junit", metavar="FILE", help="also write JUnit XML to FILE")
     add_timeout(p)

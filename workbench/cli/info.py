@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import argparse
 
-from workbench.cli.common import add_corpus_adapter, open_session, print_json
+from workbench.cli.common import add_corpus_adapter, corpus_alias, open_session, print_json
 from workbench.cli.step import list_pipelines
 from workbench.session import Session
 from workbench.units import fmt_ms, fmt_rate
@@ -26,9 +26,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.set_defaults(handler=cmd_adapters)
     p = sub.add_parser("list", help="list every kernel of a corpus with its status")
-    p.add_argument(
-        "path", nargs="?", metavar="PATH", help="corpus folder (default: shipped kernels)"
-    )
+    p.add_argument("path", nargs="?", metavar="PATH", help="the same as --corpus PATH")
     add_corpus_adapter(p)
     p.add_argument("--pipelines", action="store_true", help="list the pipelines and their steps")
     p.add_argument("--json", action="store_true", help="print JSON")
@@ -53,7 +51,7 @@ def cmd_adapters(args: argparse.Namespace) -> int:
     for r in rows:
         r["default"] = r["index"] == default.index
     if args.json:
-        print_json(rows)
+        print_json({"adapters": rows, "default": default.index})
         return 0
     for r in rows:
         mark = "*" if r["default"] else " "
@@ -144,8 +142,7 @@ def kernel_rows(session: Session) -> list[dict]:
 def cmd_list(args: argparse.Namespace) -> int:
     if args.pipelines:
         return list_pipelines(args.json)
-    if args.path and not args.corpus:
-        args.corpus = args.path
+    corpus_alias(args, args.path)
     session = open_session(args)
     # Every status compiles, so the device is made anyway: say once if it cannot run compute.
     problem = session.probe_compute()

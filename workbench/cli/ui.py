@@ -1,7 +1,8 @@
 """`workbench [PATH]`: the terminal UI on a corpus (the shipped kernels by default).
 
+The corpus is taken as by every command (`--corpus PATH`, `$WORKBENCH_CORPUS`), or as a bare PATH.
 A corpus path that does not exist is refused here with one line and exit code 2, before the
-terminal is taken over. With no PATH, the corpus and kernel of the last session are reopened (when
+terminal is taken over. With neither, the corpus and kernel of the last session are reopened (when
 that corpus still exists), and the UI remembers them again as you go (`workbench config` shows
 where). An adapter selector is checked when the adapter is opened (in the UI, so the first paint
 does not wait for adapter enumeration); a bad one is explained in the view. `--fixtures DIR` is
@@ -13,15 +14,14 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from workbench.cli.common import add_corpus_adapter, corpus_alias
 from workbench.errors import UserError
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("ui", help="open the terminal UI (the default command)")
-    p.add_argument(
-        "path", nargs="?", metavar="PATH", help="corpus folder (default: shipped kernels)"
-    )
-    p.add_argument("--adapter", metavar="SEL", help="adapter index, backend or name substring")
+    p.add_argument("path", nargs="?", metavar="PATH", help="the same as --corpus PATH")
+    add_corpus_adapter(p)
     p.add_argument(
         "--fixtures",
         metavar="DIR",
@@ -39,14 +39,15 @@ def register(sub: argparse._SubParsersAction) -> None:
 def cmd_ui(args: argparse.Namespace) -> int:
     from workbench.config import load_config
 
+    corpus_alias(args, args.path)
     config = load_config()
     kernel = None
-    if args.path is None and not args.snapshot:
+    if args.corpus is None and not args.snapshot:
         last = config.remembered.get("corpus")
         if last and Path(last).is_dir():
-            args.path, kernel = last, config.remembered.get("kernel")
-    if args.path is not None:
-        path = Path(args.path)
+            args.corpus, kernel = last, config.remembered.get("kernel")
+    if args.corpus is not None:
+        path = Path(args.corpus)
         if not path.exists():
             raise UserError(f"corpus {path} does not exist")
         if path.is_file() and path.suffix != ".wgsl":
@@ -56,7 +57,7 @@ def cmd_ui(args: argparse.Namespace) -> int:
     from workbench.app import WorkbenchApp
 
     WorkbenchApp(
-        corpus=args.path,
+        corpus=args.corpus,
         adapter=args.adapter,
         snapshot=True if args.snapshot else None,
         config=config,

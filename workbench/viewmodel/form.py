@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
+from workbench.recipes import DEFAULT_SEED
 from workbench.specs.base import Dim, KernelSpec
 from workbench.wgsl.reflect import Binding
 from workbench.wgsl.types import WType
@@ -24,7 +25,7 @@ class FormState:
     """The form as typed: every value is text until `parse_form` checks it."""
 
     dims: dict[str, str] = field(default_factory=dict)
-    seed: str = "0"
+    seed: str = str(DEFAULT_SEED)
     recipes: dict[str, str] = field(default_factory=dict)
     special: bool = False
     sets: dict[str, str] = field(default_factory=dict)
@@ -126,9 +127,9 @@ def parse_form(state: FormState, spec: KernelSpec | None) -> ParsedForm:
             )
             continue
         dims[d.name] = value
-    seed = 0
+    seed = DEFAULT_SEED
     try:
-        seed = int(state.seed.strip() or "0")
+        seed = int(state.seed.strip() or DEFAULT_SEED)
         if seed < 0:
             raise ValueError
     except ValueError:

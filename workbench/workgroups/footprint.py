@@ -36,6 +36,7 @@ import numpy as np
 from workbench.checks.result import callbacks
 from workbench.closeness import name_index
 from workbench.errors import UserError, WorkbenchError
+from workbench.recipes import DEFAULT_SEED
 from workbench.session import BindingPlan, Case, Session
 from workbench.workgroups.guarded import GuardedRunner, Selection, writable
 
@@ -199,7 +200,7 @@ def footprint(
     session: Session,
     case: Case,
     max_workgroups: int = DEFAULT_MAX_WORKGROUPS,
-    seed: int = 0,
+    seed: int = DEFAULT_SEED,
     examples: int = EXAMPLES,
     say: Callable[[str, float], None] | None = None,
     cancelled: Callable[[], bool] | None = None,

@@ -1,0 +1,97 @@
+"""Every `--help` page (the top level and each command) ends with two or three examples, and they work
+as typed: each page's lines run in order in an empty folder, through bash, with `workbench` the
+command under test, and each must exit 0 (a `--json` one printing one JSON object). The two that take
+tens of seconds on the CPU adapter, and the terminal UI's (which need a terminal), are parsed instead.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from workbench.cli import build_parser, routed, subcommands
+from workbench.cli.examples import HEADING
+
+from .conftest import REPO
+
+PAGES = ["", *subcommands(build_parser())]
+# Tens of seconds on the CPU adapter, and each covered by tests of its own.
+SLOW = {"workbench check --all --quick", "workbench adapters --roofline", "workbench replay"}
+
+
+def help_text(page: str) -> str:
+    """The page `workbench [PAGE] --help` prints (argparse's own text for that parser)."""
+    parser = build_parser()
+    return (subcommands(parser)[page] if page else parser).format_help()
+
+
+def shown_examples(page: str) -> list[str]:
+    """The lines under the last `examples:` heading of the page, as typed."""
+    lines = help_text(page).rstrip("\n").splitlines()
+    start = max(i for i, ln in enumerate(lines) if ln == HEADING)
+    assert all(ln.startswith("  ") for ln in lines[start + 1 :]), "the page ends with its examples"
+    return [ln[2:] for ln in lines[start + 1 :]]
+
+
+def is_example(line: str) -> bool:
+    """An example says what it shows in a comment; a line without one is a setup step."""
+    return "  # " in line
+
+
+def parses(line: str) -> None:
+    """The line's arguments are accepted as the command line would take them."""
+    words = shlex.split(line, comments=True)
+    argv = words[words.index("workbench") + 1 :]
+    parser = build_parser()
+    parser.parse_args(routed(argv, parser))
+
+
+@pytest.mark.parametrize("page", PAGES, ids=[p or "workbench" for p in PAGES])
+def test_every_help_page_ends_with_two_or_three_examples(page):
+    examples = [ln for ln in shown_examples(page) if is_example(ln)]
+    assert 2 <= len(examples) <= 3, examples
+    if page:
+        assert all(page in shlex.split(ex, comments=True) or page == "ui" for ex in examples)
+
+
+def run_line(line: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    """One line as typed, through bash, with `workbench` this checkout's command."""
+    env = {k: v for k, v in os.environ.items() if k != "WORKBENCH_CORPUS"}
+    env |= {"PYTHONPATH": str(REPO), "WB_PYTHON": sys.executable}
+    shell = 'workbench() { "$WB_PYTHON" -m workbench "$@"; }\n'
+    return subprocess.run(
+        ["bash", "-c", shell + line], cwd=cwd, env=env, capture_output=True, text=True, timeout=300
+    )
+
+
+@pytest.mark.parametrize("page", PAGES, ids=[p or "workbench" for p in PAGES])
+def test_the_examples_work_as_typed(page, tmp_path):
+    for line in shown_examples(page):
+        if page == "ui" or line.partition("  # ")[0].rstrip() in SLOW:
+            parses(line)
+            continue
+        proc = run_line(line, tmp_path)
+        assert proc.returncode == 0, f"{line}\n{proc.stderr}"
+        assert "Traceback" not in proc.stderr, proc.stderr
+        if "--json" in shlex.split(line, comments=True):
+            assert isinstance(json.loads(proc.stdout), dict), line
+
+
+def test_a_line_that_fails_is_seen_failing(tmp_path):
+    """The runner above can fail: a line's exit code comes back through bash and the comment."""
+    assert run_line("workbench run no_such_kernel  # a comment", tmp_path).returncode == 2
+    assert run_line("workbench --version  # a comment", tmp_path).returncode == 0
+
+
+def test_the_page_shown_is_the_page_printed():
+    """`help_text` is what `workbench run --help` prints."""
+    proc = run_line("workbench run --help", REPO)
+    assert proc.returncode == 0 and shown_examples("run") == [
+        ln[2:] for ln in proc.stdout.rstrip("\n").splitlines()[-len(shown_examples("run")) :]
+    ]
