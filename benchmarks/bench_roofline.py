@@ -1,17 +1,18 @@
 """The adapter's measured roofline, with shipped kernels placed on it: the figures of docs/benchmarks.md.
 
 Measures the two ceilings (`workbench.gpu.roofline`: best of three copy kernels, an FMA chain), then
-benches each kernel as `workbench bench` does (checked against its float64 reference first, reps by
-time budget, GPU timestamps per pass, cache flushed before each pass unless --no-flush) and prints
-a Markdown section: the ceilings with their kernels and sizes, a table of the kernels (median time,
-GB/s and GFLOP/s by the spec's cost model, intensity, fraction of each ceiling, which binds), and the
-roofline chart.
+benches each kernel as `workbench bench` does (checked against its float64 reference first, a
+second's warm-up, reps by time budget, GPU timestamps per pass, cache flushed before each pass
+unless --no-flush) and prints a Markdown section: the ceilings with their kernels and sizes, a table
+of the kernels (median time, GB/s and GFLOP/s by the spec's cost model, intensity, fraction of each
+ceiling, which binds), and the roofline chart.
 
     python benchmarks/bench_roofline.py [--adapter SEL] [--ms 100] [--only NAME ...] [--seed-dims]
                                         [--no-flush] [--markdown OUT.md] [--json OUT.json]
     python benchmarks/bench_roofline.py --from-json OUT.json   # render a run made elsewhere
 
-Kernels run at the L2-busting sizes of bench_kernels.py unless --seed-dims gives the seed defaults.
+Kernels run at the sizes of bench_kernels.py (over the H100's L2 cache) unless --seed-dims gives the
+seed defaults.
 """
 
 from __future__ import annotations
@@ -24,13 +25,19 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_kernels import LARGE
+from bench_kernels import ROWS
 
 from workbench.bench.measure import bench_case
 from workbench.bench.plot import Point, roofline_chart
 from workbench.checks.result import jsonable
 from workbench.session import Budget, Session
 from workbench.units import fmt_ms
+
+# Each kernel at the sizes of its first row in bench_kernels.py, so both scripts time the same work.
+SIZES: dict[str, dict[str, int]] = {}
+for _row in ROWS:
+    for _kernel in _row.kernels:
+        SIZES.setdefault(_kernel, _row.dims)
 
 KERNELS = (
     "gelu_inplace",
@@ -91,7 +98,8 @@ def markdown(fig: dict[str, Any]) -> str:
     chart = roofline_chart(roof["bandwidth_gb_s"], roof["peak_gflop_s"], points, color=False)
     lines += [
         "",
-        f"Kernel times: {method}; each kernel checked against its float64 reference first.",
+        f"Kernel times: {method}, after {fig['budget']['warmup_ms']:g} ms of warm-up; each kernel "
+        "checked against its float64 reference first.",
         "",
         "```",
         chart.rstrip(),
@@ -103,10 +111,10 @@ def markdown(fig: dict[str, Any]) -> str:
 def measure(args: argparse.Namespace) -> dict[str, Any]:
     session = Session.open(adapter=args.adapter)
     roof = session.roofline()
-    budget = Budget(ms=args.ms, warmup_ms=25.0, flush=not args.no_flush)
+    budget = Budget(ms=args.ms, flush=not args.no_flush)
     results = []
     for name in args.only:
-        case = session.case(name, dims={} if args.seed_dims else LARGE.get(name, {}))
+        case = session.case(name, dims={} if args.seed_dims else SIZES.get(name, {}))
         results.append(bench_case(session, case, budget, roof))
         print(f"{name}: {results[-1].verdict}", file=sys.stderr)
     return jsonable(

@@ -3,7 +3,8 @@
 A case is checked before it is timed (a fast wrong kernel is no result), then timed with
 `Session.time_cases`. The verdict says what was verified: `pass`/`fail` after a comparison with the
 reference, `ran` when the kernel has none. A result whose bytes fit in the last-level cache while
-no flush was asked for carries a note saying its rates may be the cache's.
+no flush was asked for carries a note saying its rates may be the cache's, and one whose passes
+still sped up while they were measured a note saying it was not warmed up enough.
 """
 
 from __future__ import annotations
@@ -94,6 +95,12 @@ def place(
         )
     elif cost is None:
         result.notes.append("no cost model (ad-hoc kernel): no GB/s or GFLOP/s")
+    if timing.drifted:
+        result.notes.append(
+            f"drift: the first tenth of the passes took {timing.drift:.2f}× as long as the last "
+            "tenth, so the adapter was still speeding up (an idle GPU raises its clocks only after "
+            "sustained work) or the machine was busy; warm up longer (--warmup-ms) and run again"
+        )
     nbytes = case_bytes(case)
     if not budget.flush and nbytes < flush[0]:
         result.notes.append(

@@ -36,7 +36,11 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--ms", type=float, default=100.0, help="measurement time per kernel (default 100)"
     )
     p.add_argument(
-        "--warmup-ms", type=float, default=25.0, help="warm-up time per kernel (default 25)"
+        "--warmup-ms",
+        type=float,
+        default=Budget().warmup_ms,
+        help=f"warm-up time per kernel (default {Budget().warmup_ms:g}: an idle GPU needs "
+        "0.2-0.8 s of work to raise its clocks)",
     )
     p.add_argument(
         "--flush",

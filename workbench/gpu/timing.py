@@ -1,12 +1,19 @@
 """Timing compute passes the way `triton.testing.do_bench` does: repetitions chosen by a time budget.
 
 A pass is anything that can encode itself into a command encoder (a bound kernel, a roofline copy).
-`time_passes` estimates one round from a few back-to-back passes, warms up for a given time, then
-measures for a given time: per pass with GPU timestamp queries where the adapter has them, otherwise
-with the host clock around batches of passes in one submission, and says which. Several passes are
-interleaved (A B A B …) so drift hits each alike. An optional flush writes a buffer larger than the
-last-level cache before each timed pass. `clock_check` compares the timestamp clock with the host
-clock over the same passes, which catches a misread timestamp period or hidden per-pass overhead.
+`time_passes` warms up for a given time by the host clock, keeping the adapter busy, then estimates
+one round from a few back-to-back passes and measures for a given time: per pass with GPU timestamp
+queries where the adapter has them, otherwise with the host clock around batches of passes in one
+submission, and says which. Several passes are interleaved (A B A B …) so drift hits each alike. An
+optional flush writes a buffer larger than the last-level cache before each timed pass.
+`clock_check` compares the timestamp clock with the host clock over the same passes, which catches a
+misread timestamp period or hidden per-pass overhead.
+
+Why the warm-up is long: a GPU left idle for about two seconds (while a kernel's reference runs on
+the CPU, say) drops its clocks, and raises them again only after 0.2–0.8 s of sustained work (an
+H100 went from 345 to 1980 MHz; docs/benchmarks.md). Passes timed before that ran 2–3× slow with no
+sign of it in their spread, so the default warm-up is a second of real work, and `Timing.drift`
+says when the passes still sped up while they were measured.
 """
 
 from __future__ import annotations
@@ -46,6 +53,14 @@ CLOCK_AGREEMENT = (
     0.25  # the two clocks agree when the wall-clock per pass is within 25% of the timestamps
 )
 DEFAULT_FLUSH_BYTES = 256 << 20  # when the adapter's last-level cache size is not known
+# Long enough for an idle GPU's clocks to rise (measured on an H100: 0.2–0.8 s of work).
+DEFAULT_WARMUP_MS = 1000.0
+# Warm-up submissions grow until one lasts this long, so the adapter stays busy between them.
+_WARMUP_SUBMIT_MS = 50.0
+# Passes that sped up by more than this between the first and the last tenth of a measurement are
+# reported: the adapter was still warming up.
+DRIFT_LIMIT = 1.15
+_DRIFT_MIN_SAMPLES = 50
 
 
 @dataclass(frozen=True)
@@ -53,7 +68,7 @@ class Budget:
     """How long to warm up and to measure, in milliseconds, and whether to flush the cache."""
 
     ms: float = 100.0
-    warmup_ms: float = 25.0
+    warmup_ms: float = DEFAULT_WARMUP_MS
     flush: bool = False
 
     def to_json(self) -> dict[str, Any]:
@@ -115,6 +130,21 @@ class Timing:
     def std_ms(self) -> float:
         return float(np.std(self.samples_ms, ddof=1)) if len(self.samples_ms) > 1 else math.nan
 
+    @property
+    def drift(self) -> float:
+        """Median of the first tenth of the samples over that of the last tenth, in the order they
+        were taken (NaN with fewer than 50 samples): above 1, the passes sped up while measured."""
+        n = len(self.samples_ms)
+        if n < _DRIFT_MIN_SAMPLES:
+            return math.nan
+        tenth = n // 10
+        last = float(np.median(self.samples_ms[-tenth:]))
+        return float(np.median(self.samples_ms[:tenth])) / last if last > 0 else math.nan
+
+    @property
+    def drifted(self) -> bool:
+        return self.drift > DRIFT_LIMIT
+
     def to_json(self) -> dict[str, Any]:
         return {
             "median_ms": self.median_ms,
@@ -126,6 +156,7 @@ class Timing:
             "reps": self.reps,
             "samples": len(self.samples_ms),
             "warmup": self.warmup,
+            "drift": self.drift,
             "method": self.method,
             "detail": self.detail,
         }
@@ -221,16 +252,46 @@ def time_passes(
     progress: Callable[[int, int], None] | None = None,
     cancelled: Callable[[], bool] | None = None,
 ) -> list[Timing]:
-    """One Timing per pass, measured interleaved (A B A B …) within the budget."""
+    """One Timing per pass, measured interleaved (A B A B …) within the budget.
+
+    The warm-up runs for `budget.warmup_ms` by the host clock, and the repetitions are estimated
+    after it: an estimate taken before, on an adapter still at idle clocks, would be too long and
+    leave too few repetitions.
+    """
+    ctx.release_staging()
     flush = ctx.encode_flush if budget.flush else None
+    t0 = time.perf_counter()
     _submit(ctx, passes, flush, 1)  # the real compile happens at the first dispatch
+    warmup = 1 + _warm_up_for(ctx, passes, flush, budget.warmup_ms - _since_ms(t0))
     round_ms = _estimate(ctx, passes, flush)
-    warmup = 0
-    if budget.warmup_ms > 0:
-        warmup = max(1, min(MAX_ROUNDS, math.ceil(budget.warmup_ms / max(round_ms, 1e-6))))
-    _warm_up(ctx, passes, flush, warmup, round_ms)
     rounds = rounds_for(budget.ms, round_ms)
     return _measure(ctx, passes, flush, rounds, round_ms, warmup, progress, cancelled)
+
+
+def _since_ms(t0: float) -> float:
+    return (time.perf_counter() - t0) * 1e3
+
+
+def _warm_up_for(
+    ctx: GpuContext,
+    passes: Sequence[EncodePass],
+    flush: EncodePass | None,
+    ms: float,
+) -> int:
+    """Submit rounds back to back until `ms` milliseconds have passed; the rounds submitted.
+
+    Submissions double in size until one lasts _WARMUP_SUBMIT_MS (or holds as many passes as one
+    may), so the adapter is kept busy (its clocks rise only under sustained load) even where each
+    submission carries a fixed cost much larger than a round.
+    """
+    t0, done, per_submit = time.perf_counter(), 0, 1
+    while _since_ms(t0) < ms:
+        took = _submit(ctx, passes, flush, per_submit)
+        done += per_submit
+        if took < _WARMUP_SUBMIT_MS:
+            cap = _rounds_per_submit(took / per_submit, len(passes))
+            per_submit = max(1, min(2 * per_submit, cap))
+    return done
 
 
 def _estimate(ctx: GpuContext, passes: Sequence[EncodePass], flush: EncodePass | None) -> float:
@@ -260,6 +321,7 @@ def time_reps(
     cancelled: Callable[[], bool] | None = None,
 ) -> list[Timing]:
     """One Timing per pass: exactly `reps` timed rounds after `warmup` untimed ones."""
+    ctx.release_staging()
     t0 = time.perf_counter()
     _warm_up(ctx, passes, None, warmup, 0.0)
     round_ms = (time.perf_counter() - t0) * 1e3 / warmup if warmup else 0.0
@@ -442,6 +504,7 @@ def clock_check(ctx: GpuContext, p: EncodePass, pass_ms: float) -> ClockCheck | 
     """
     if not ctx.has_timestamps:
         return None
+    ctx.release_staging()
     batch = 4
     if pass_ms > 0:
         batch = max(4, min(_PASSES_PER_SUBMIT, math.ceil(_CHECK_BATCH_MS / pass_ms)))

@@ -89,7 +89,6 @@ from workbench.workgroups.probes import (
 if TYPE_CHECKING:
     from workbench.app import WorkbenchApp
 
-BENCH_WARMUP_MS = 25.0  # as `workbench bench` warms up by default
 PLAN_DELAY_S = 0.25
 DOING = {
     "run": "running",
@@ -610,7 +609,7 @@ class MainScreen(Screen):
             session.roofline()
         timing = session.time_cases(
             [run.case],
-            Budget(ms=self.wb.config["bench_ms"], warmup_ms=BENCH_WARMUP_MS),
+            Budget(ms=self.wb.config["bench_ms"]),
             lambda done, total: progress(f"timing {done}/{total}", 0.3 + 0.7 * done / total),
             cancel.is_set,
         )[0]
