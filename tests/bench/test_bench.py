@@ -65,11 +65,27 @@ def test_four_times_the_loop_takes_longer(session: Session, tmp_path) -> None:
     slow = replace(base, overrides={"steps": 2000})
     t1, t4 = own.time_cases([quick, slow], Budget(ms=150, warmup_ms=20))
     assert t1.reps >= 5 and t4.reps >= 5
-    assert t4.median_ms > 1.8 * t1.median_ms, (t1.median_ms, t4.median_ms)
+    # Minima, not medians: on a shared machine another process can pause any pass (lavapipe's
+    # timestamps count the pause), but nothing makes a pass faster than its work allows.
+    assert t4.min_ms > 1.8 * t1.min_ms, (t1.samples_ms, t4.samples_ms)
     assert t1.method == ("timestamp" if session.gpu.has_timestamps else "wall")
     for t in (t1, t4):
         assert t.min_ms <= t.p10_ms <= t.median_ms <= t.p90_ms
         assert t.std_ms >= 0 and t.min_ms <= t.mean_ms
+
+
+def test_the_warm_up_is_timed_and_the_staging_buffer_freed(session: Session) -> None:
+    case = session.case("gelu_inplace", dims=SMALL)
+    run = session.run(case)  # reads the output back through the staging buffer
+    assert session.gpu._staging is not None and session.gpu._staging.size >= run.outputs["x"].nbytes
+    cold = session.time_cases([case], Budget(ms=5, warmup_ms=0))[0]
+    warm = session.time_cases([case], Budget(ms=5, warmup_ms=200))[0]
+    assert cold.warmup == 1  # the compile pass alone
+    assert warm.warmup > cold.warmup  # at least one submission of warm-up rounds besides
+    # A large read-back buffer left alive makes every submission slow on some drivers (35 ms on
+    # the H100 for 128 MiB): timing frees it, and only the timestamps' small one comes back.
+    staging = session.gpu._staging
+    assert staging is None or staging.size < run.outputs["x"].nbytes
 
 
 def test_a_bigger_budget_gives_more_reps(session: Session) -> None:
@@ -115,15 +131,17 @@ def test_identical_implementations_show_no_difference(session: Session) -> None:
 def test_a_real_difference_is_beyond_noise(session: Session, tmp_path) -> None:
     own = Session(load_corpus(write_corpus(tmp_path, {"loop.wgsl": LOOP})), session.gpu)
     base = own.case("chain", dims={"n": 4096})
+    # A budget for dozens of pairs: a pair is only spoilt when a pause longer than three quick
+    # passes lands on its quick pass, and the verdict needs most pairs unspoilt, not all.
     res = ab(
         own,
         ("A", replace(base, overrides={"steps": 500})),
         ("B", replace(base, overrides={"steps": 2000})),
-        Budget(ms=150, warmup_ms=20),
+        Budget(ms=600, warmup_ms=20),
         None,
     )
     assert res.a.verdict == res.b.verdict == "ran", (res.a.problem, res.b.problem)  # ad hoc
-    assert res.stats is not None
+    assert res.stats is not None and res.stats.pairs >= 5
     assert res.stats.beyond_noise and res.stats.verdict() == "B is slower", res.stats.summary()
 
 
@@ -151,7 +169,8 @@ def test_bench_json_has_every_field() -> None:
     (r,) = out["results"]
     assert r["verdict"] == "pass" and r["kernel"] == "gelu_inplace"
     assert set(r["timing"]) >= {
-        "median_ms", "p10_ms", "p90_ms", "min_ms", "mean_ms", "std_ms", "reps", "method", "detail",
+        "median_ms", "p10_ms", "p90_ms", "min_ms", "mean_ms", "std_ms", "reps", "warmup", "drift",
+        "method", "detail",
     }  # fmt: skip
     assert set(r["figures"]) >= {
         "gb_per_s", "gflop_per_s", "intensity_flop_per_byte", "frac_bandwidth", "frac_compute",
@@ -195,7 +214,7 @@ def test_without_timestamps_the_wall_clock_times_batches(session: Session, tmp_p
     assert t1.method == t4.method == "wall"
     assert "wall clock over batches of" in t1.detail
     assert t1.reps == len(t1.samples_ms) * t1.passes_per_sample >= 5
-    assert t4.median_ms > 1.8 * t1.median_ms, (t1.median_ms, t4.median_ms)
+    assert t4.min_ms > 1.8 * t1.min_ms, (t1.samples_ms, t4.samples_ms)  # minima: see above
     # With a flush, its own time (measured alone) is taken out of each batch.
     (flushed,) = own.time_cases([quick], Budget(ms=20, warmup_ms=0, flush=True))
     assert flushed.method == "wall" and "cache flushed before each pass" in flushed.detail
@@ -235,7 +254,14 @@ def test_a_sweep_of_the_workgroup_size_replans_the_grid(session: Session, tmp_pa
     own = Session(load_corpus(write_corpus(tmp_path, {"fill.wgsl": FILL})), session.gpu)
     base = own.case("fill", dims={"n": 4096})
     assert base.grid == (64, 1, 1)
-    res = sweep(own, lambda ov: replan(own, base, ov), "wg", [32, 128, 256], Budget(ms=10), None)
+    res = sweep(
+        own,
+        lambda ov: replan(own, base, ov),
+        "wg",
+        [32, 128, 256],
+        Budget(ms=10, warmup_ms=0),
+        None,
+    )
     grids = {r.label: r.case.grid for r in res.results}
     assert grids == {"wg=32": (128, 1, 1), "wg=128": (32, 1, 1), "wg=256": (16, 1, 1)}
     want = np.arange(4096, dtype=np.float64) + 0.5

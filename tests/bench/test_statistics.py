@@ -13,7 +13,14 @@ from workbench.bench.noise import MIN_EFFECT, ratio_stats
 from workbench.bench.plot import Point, roofline_chart
 from workbench.bench.sweep import parse_sweep
 from workbench.errors import UserError
-from workbench.gpu.timing import MAX_ROUNDS, MIN_ROUNDS, ClockCheck, Timing, rounds_for
+from workbench.gpu.timing import (
+    DRIFT_LIMIT,
+    MAX_ROUNDS,
+    MIN_ROUNDS,
+    ClockCheck,
+    Timing,
+    rounds_for,
+)
 
 
 def test_timing_statistics_match_numpy() -> None:
@@ -47,6 +54,21 @@ def test_wall_clock_samples_count_every_pass_of_a_batch() -> None:
     t = Timing("wall", (1.0, 2.0, 3.0), warmup=2, passes_per_sample=8, flushed=True)
     assert t.reps == 24
     assert "wall clock over batches of 8 passes" in t.detail and "flushed" in t.detail
+
+
+def test_drift_compares_the_first_tenth_of_the_passes_with_the_last() -> None:
+    # The H100 after idle: passes at 120 µs until its clocks rose, then 42 µs.
+    ramp = (0.120,) * 30 + (0.042,) * 270
+    t = Timing("timestamp", ramp, warmup=1)
+    assert t.drift == pytest.approx(0.120 / 0.042) and t.drifted
+    assert t.to_json()["drift"] == t.drift
+    rng = np.random.default_rng(1)
+    steady = Timing("timestamp", tuple(rng.normal(0.042, 0.001, 300)), warmup=1)
+    assert abs(steady.drift - 1) < DRIFT_LIMIT - 1 and not steady.drifted
+    slowing = Timing("timestamp", tuple(reversed(ramp)), warmup=1)  # slower at the end: no warm-up
+    assert slowing.drift < 1 and not slowing.drifted
+    few = Timing("timestamp", ramp[:49], warmup=1)  # a tenth of these is too few to judge
+    assert math.isnan(few.drift) and not few.drifted
 
 
 def test_budget_to_rounds_is_monotone() -> None:

@@ -262,7 +262,7 @@ def time_passes(
     flush = ctx.encode_flush if budget.flush else None
     t0 = time.perf_counter()
     _submit(ctx, passes, flush, 1)  # the real compile happens at the first dispatch
-    warmup = 1 + _warm_up_for(ctx, passes, flush, budget.warmup_ms - _since_ms(t0))
+    warmup = 1 + _warm_up_for(ctx, passes, flush, budget.warmup_ms, t0)
     round_ms = _estimate(ctx, passes, flush)
     rounds = rounds_for(budget.ms, round_ms)
     return _measure(ctx, passes, flush, rounds, round_ms, warmup, progress, cancelled)
@@ -277,15 +277,17 @@ def _warm_up_for(
     passes: Sequence[EncodePass],
     flush: EncodePass | None,
     ms: float,
+    t0: float,
 ) -> int:
-    """Submit rounds back to back until `ms` milliseconds have passed; the rounds submitted.
+    """Submit rounds back to back until `ms` milliseconds have passed since `t0` (at least one
+    submission when `ms` > 0); the rounds submitted.
 
     Submissions double in size until one lasts _WARMUP_SUBMIT_MS (or holds as many passes as one
     may), so the adapter is kept busy (its clocks rise only under sustained load) even where each
     submission carries a fixed cost much larger than a round.
     """
-    t0, done, per_submit = time.perf_counter(), 0, 1
-    while _since_ms(t0) < ms:
+    done, per_submit = 0, 1
+    while ms > 0 and (done == 0 or _since_ms(t0) < ms):
         took = _submit(ctx, passes, flush, per_submit)
         done += per_submit
         if took < _WARMUP_SUBMIT_MS:
