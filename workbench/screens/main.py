@@ -47,7 +47,10 @@ from workbench.messages import (
     StatusChecked,
 )
 from workbench.screens.bench import BenchScreen
+from workbench.screens.confirm import ConfirmScreen
+from workbench.screens.jump import JumpScreen
 from workbench.screens.runs import RunsScreen
+from workbench.screens.save_path import SavePathScreen
 from workbench.session import Budget, Case, Run, Session, StatusKind
 from workbench.specs.base import KernelSpec
 from workbench.viewmodel.advice import ui_message
@@ -64,6 +67,7 @@ from workbench.viewmodel.kernel_state import (
 )
 from workbench.viewmodel.keys import key
 from workbench.viewmodel.status import PENDING, KernelStatus, kernel_key, kernel_name, status_kind
+from workbench.viewmodel.takeaway import CASE, case_arrays, default_name, save_arrays, save_diff
 from workbench.wgsl.corpus import Corpus, Kernel
 from workbench.widgets.baseline_bar import BaselineBar
 from workbench.widgets.browser import KernelBrowser
@@ -790,6 +794,112 @@ class MainScreen(Screen):
 
     def action_save_fixture(self) -> None:
         self.wb.action_save_fixture()
+
+    # -- results to take away ------------------------------------------------------------------
+    def _run_to_save(self) -> Run | None:
+        run = self.current_run()
+        if run is None:
+            self.notify(f"no results yet: run the kernel first ({key('run')})", severity="warning")
+        return run
+
+    def action_save_arrays(self) -> None:
+        """Save the run's arrays: the whole case as .npz, or one buffer as .npy."""
+        run = self._run_to_save()
+        if run is None:
+            return
+        choices = [("every input, output and reference of the case (.npz)", CASE)]
+        choices += [(f"{k} (.npy)", k) for k in case_arrays(run)]
+
+        def default(what: str) -> str:
+            return default_name(run, what, ".npz" if what == CASE else ".npy")
+
+        def chosen(answer: tuple[Path, str] | None) -> None:
+            if answer is not None:
+                path, what = answer
+                self._save(path, lambda: save_arrays(path, run, what))
+
+        self.app.push_screen(
+            SavePathScreen(
+                f"Save the arrays of {run.case.name}",
+                default,
+                lambda what: (".npz",) if what == CASE else (".npy",),
+                choices,
+                blink=not self.wb.snapshot,
+            ),
+            chosen,
+        )
+
+    def action_export_diff(self) -> None:
+        """Write the Diff tab's tables to a CSV or Markdown file."""
+        run = self._run_to_save()
+        if run is None:
+            return
+        if not run.compare:
+            self.notify("no comparison to export: this kernel has no reference", severity="warning")
+            return
+
+        def chosen(answer: tuple[Path, str] | None) -> None:
+            if answer is not None:
+                path = answer[0]
+                self._save(path, lambda: save_diff(path, run))
+
+        self.app.push_screen(
+            SavePathScreen(
+                f"Export the diff of {run.case.name} (.csv, or .md for Markdown)",
+                lambda _: default_name(run, "", "-diff.csv"),
+                lambda _: (".csv", ".md"),
+                blink=not self.wb.snapshot,
+            ),
+            chosen,
+        )
+
+    def _save(self, path: Path, write: Callable[[], str]) -> None:
+        """Write (in a thread), asking first when the file exists."""
+
+        def answered(yes: bool | None) -> None:
+            if yes:
+                self._write(path, write)
+            else:
+                self.notify(f"kept the existing {path.name}", markup=False)
+
+        if path.exists():
+            self.app.push_screen(ConfirmScreen(f"{path.name} exists. Overwrite it?"), answered)
+        else:
+            self._write(path, write)
+
+    @work(thread=True, group="takeaway")
+    def _write(self, path: Path, write: Callable[[], str]) -> None:
+        try:
+            what = write()
+        except UserError as exc:
+            self.notify(f"not saved: {exc}", severity="error", markup=False)
+            return
+        self.notify(f"saved {what} to {path}", title="saved", markup=False)
+
+    def action_copy(self) -> None:
+        """Copy the Outputs table's value under the cursor, or its selection."""
+        try:
+            text, what = self.query_one(OutputsPane).copy_text()
+        except UserError as exc:
+            self.notify(str(exc), severity="warning", markup=False)
+            return
+        self.app.copy_to_clipboard(text)
+        self.notify(f"copied {what}", title="clipboard", markup=False)
+
+    def action_jump(self) -> None:
+        """Show an element of the Outputs table's array by its index."""
+        pane = self.query_one(OutputsPane)
+        shown = pane.shown_array()
+        if shown is None:
+            self.notify(f"no array on show: run the kernel first ({key('run')})")
+            return
+
+        def chosen(index: tuple[int, ...] | None) -> None:
+            if index is not None:
+                self.tabs.active = "tab-outputs"
+                pane.jump(index)
+
+        self.app.push_screen(JumpScreen(*shown, blink=not self.wb.snapshot), chosen)
 
     # -- baseline ------------------------------------------------------------------------------
     def action_pin(self) -> None:

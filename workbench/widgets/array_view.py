@@ -4,8 +4,12 @@ It is a Line API widget: `render_line` formats the cells of one visible row and 
 paging through a 512×3072 output (or millions of rows of a 1-D one, folded into rows of
 `FOLD` values) costs a screenful of formatting per frame. The header row and the row-label column
 stay put while the body scrolls. Elements outside tolerance against the reference are shown red,
-non-finite values magenta; the component classes `array-view--label`, `--nonfinite`, `--mismatch`
-and `--empty` let a theme's stylesheet restyle them.
+non-finite values magenta; the component classes `array-view--label`, `--nonfinite`, `--mismatch`,
+`--cursor`, `--selection` and `--empty` let a theme's stylesheet restyle them.
+
+While focused it shows a cursor cell (the arrows move it, scrolling as needed) and, with shift and
+the arrows, a rectangular selection from where shift was first held; `cursor`, `selection()` and
+`move_to` let the pane copy values and jump to an element.
 """
 
 from __future__ import annotations
@@ -43,14 +47,24 @@ class ArrayView(ScrollView, can_focus=True):
     """A 2-D window onto an array; `show` swaps the data without rebuilding anything."""
 
     BINDINGS: ClassVar[list[Binding]] = [
-        Binding("left", "cells(-1)", "Left", show=False, id="array.left"),
-        Binding("right", "cells(1)", "Right", show=False, id="array.right"),
+        Binding("left", "move(0, -1)", "Left", show=False, id="array.left"),
+        Binding("right", "move(0, 1)", "Right", show=False, id="array.right"),
+        Binding("up", "move(-1, 0)", "Up", show=False, id="array.up"),
+        Binding("down", "move(1, 0)", "Down", show=False, id="array.down"),
+        Binding("shift+left", "move(0, -1, True)", "Select left", show=False, id="array.sel_left"),
+        Binding(
+            "shift+right", "move(0, 1, True)", "Select right", show=False, id="array.sel_right"
+        ),
+        Binding("shift+up", "move(-1, 0, True)", "Select up", show=False, id="array.sel_up"),
+        Binding("shift+down", "move(1, 0, True)", "Select down", show=False, id="array.sel_down"),
     ]
 
     COMPONENT_CLASSES: ClassVar[set[str]] = {
         "array-view--label",
         "array-view--nonfinite",
         "array-view--mismatch",
+        "array-view--cursor",
+        "array-view--selection",
         "array-view--empty",
     }
 
@@ -59,6 +73,8 @@ class ArrayView(ScrollView, can_focus=True):
     ArrayView > .array-view--label { color: ansi_bright_black; text-style: bold; }
     ArrayView > .array-view--nonfinite { color: ansi_magenta; text-style: bold; }
     ArrayView > .array-view--mismatch { color: ansi_red; text-style: bold; }
+    ArrayView > .array-view--cursor { text-style: reverse bold; }
+    ArrayView > .array-view--selection { text-style: reverse; }
     ArrayView > .array-view--empty { text-style: dim; }
     """
 
@@ -72,6 +88,9 @@ class ArrayView(ScrollView, can_focus=True):
         self._label_w = 4
         self._integer = False
         self._empty_text = "nothing to show"
+        self._folded_n: int | None = None
+        self.cursor = (0, 0)  # (row, column) of the shown 2-D table
+        self.anchor: tuple[int, int] | None = None  # where a shift-selection started
 
     # -- data ----------------------------------------------------------------------------------
     def show(
@@ -110,17 +129,78 @@ class ArrayView(ScrollView, can_focus=True):
         rows = data.shape[0]
         self._label_w = max(4, len(row_label(max(rows - 1, 0))) + 1)
         self.virtual_size = Size(self._label_w + CELL * data.shape[1], rows + 1)
+        self.cursor, self.anchor = (0, 0), None
         self.scroll_to(0, 0, animate=False)
         self.refresh()
 
-    def action_cells(self, step: int) -> None:
-        """Scroll sideways by whole columns."""
-        column = max(0, self.scroll_offset.x // CELL + step)
-        self.scroll_to(x=column * CELL, animate=False)
+    @property
+    def folded_n(self) -> int | None:
+        """The length of a 1-D array shown folded into rows of FOLD; None for a 2-D one."""
+        return self._folded_n
+
+    def _valid(self, row: int, col: int) -> tuple[int, int]:
+        rows, cols = self._data.shape
+        row, col = min(max(row, 0), max(rows - 1, 0)), min(max(col, 0), max(cols - 1, 0))
+        if self._folded_n is not None and row * FOLD + col >= self._folded_n:
+            row, col = divmod(max(self._folded_n - 1, 0), FOLD)
+        return row, col
+
+    def move_to(self, row: int, col: int, extend: bool = False) -> None:
+        """Put the cursor on a cell (clamped to the table) and scroll it into view; `extend`
+        grows the selection from where it started instead of dropping it."""
+        if extend and self.anchor is None:
+            self.anchor = self.cursor
+        elif not extend:
+            self.anchor = None
+        self.cursor = self._valid(row, col)
+        self._scroll_to_cursor()
+        self.refresh()
+
+    def action_move(self, d_row: int, d_col: int, extend: bool = False) -> None:
+        self.move_to(self.cursor[0] + d_row, self.cursor[1] + d_col, extend)
+
+    def selection(self) -> tuple[tuple[int, int], tuple[int, int]]:
+        """The selected block's first and last (row, column), inclusive: the cursor's cell
+        alone when nothing is selected."""
+        a = self.anchor or self.cursor
+        b = self.cursor
+        return (min(a[0], b[0]), min(a[1], b[1])), (max(a[0], b[0]), max(a[1], b[1]))
+
+    def flat_selection(self) -> tuple[int, int]:
+        """For a folded 1-D array: the first and last selected flat index, inclusive (the
+        selection runs along the array, not as a block of the fold)."""
+        a = self.anchor or self.cursor
+        fa, fb = a[0] * FOLD + a[1], self.cursor[0] * FOLD + self.cursor[1]
+        return min(fa, fb), max(fa, fb)
+
+    def _in_selection(self, row: int, col: int) -> bool:
+        if self._folded_n is not None:
+            f0, f1 = self.flat_selection()
+            return f0 <= row * FOLD + col <= f1
+        (r0, c0), (r1, c1) = self.selection()
+        return r0 <= row <= r1 and c0 <= col <= c1
+
+    def _scroll_to_cursor(self) -> None:
+        row, col = self.cursor
+        sx, sy = self.scroll_offset
+        body_rows = max(self.size.height - 1, 1)
+        body_cols = max((self.size.width - self._label_w) // CELL, 1)
+        first = -(-sx // CELL)
+        y = row if row < sy else (row - body_rows + 1 if row >= sy + body_rows else sy)
+        x = col if col < first else (col - body_cols + 1 if col >= first + body_cols else first)
+        self.scroll_to(x * CELL, y, animate=False)
+
+    def on_focus(self) -> None:
+        self.refresh()
+
+    def on_blur(self) -> None:
+        self.refresh()
 
     def clear(self, text: str = "nothing to show") -> None:
         self._data = np.zeros((0, 0))
         self._ref = None
+        self._folded_n = None
+        self.cursor, self.anchor = (0, 0), None
         self._empty_text = text
         self.virtual_size = Size(0, 0)
         self.refresh()
@@ -144,6 +224,8 @@ class ArrayView(ScrollView, can_focus=True):
         head = base + self.get_component_rich_style("array-view--label", partial=True)
         nonfinite = base + self.get_component_rich_style("array-view--nonfinite", partial=True)
         mismatch = base + self.get_component_rich_style("array-view--mismatch", partial=True)
+        cursor = self.get_component_rich_style("array-view--cursor", partial=True)
+        selected = self.get_component_rich_style("array-view--selection", partial=True)
         if y == 0:
             segs = [Segment(" " * self._label_w, head)]
             for c in range(first, first + count):
@@ -166,6 +248,8 @@ class ArrayView(ScrollView, can_focus=True):
                     style = nonfinite
                 elif bad is not None and bad[k]:
                     style = mismatch
+                if self.has_focus and self._in_selection(r, first + k):
+                    style += cursor if (r, first + k) == self.cursor else selected
                 segs.append(Segment(text, style))
         strip = Strip(segs)
         # The label column stays; the body scrolls by whole cells, never showing half a number.

@@ -1,6 +1,7 @@
 """The Outputs tab: one output (or input) at a time as a 2-D slice table, with its stats, a heatmap
 and a histogram. Large arrays go through ArrayView (only the visible window is formatted); the
-pictures are computed once per output and slice and cached with the run."""
+pictures are computed once per output and slice and cached with the run. The table's cursor cell or
+selection can be copied as text (`copy_text`), and `jump` shows any element by its full index."""
 
 from __future__ import annotations
 
@@ -12,12 +13,15 @@ from textual.containers import Horizontal, Vertical
 from textual.reactive import reactive
 from textual.widgets import Input, Select, Static
 
+from workbench.closeness import name_index
+from workbench.errors import UserError
 from workbench.session import array_stats
 from workbench.units import fmt_num
 from workbench.viewmodel.kernel_state import View
 from workbench.viewmodel.keys import key
 from workbench.viewmodel.slicing import parse_slice, placeholder
-from workbench.widgets.array_view import ArrayView
+from workbench.viewmodel.takeaway import block_text, value_text
+from workbench.widgets.array_view import FOLD, ArrayView
 from workbench.widgets.plots import heatmap, histogram, legend
 
 
@@ -42,6 +46,9 @@ class OutputsPane(Vertical):
         self._cache: dict[tuple, tuple[Text, Text, Text]] = {}
         self._blink = blink
         self._setting = False
+        # What the table shows: (name, array, its axes, the leading indices of the slice).
+        self._shown: tuple[str, np.ndarray, tuple[str, ...], tuple[int, ...]] | None = None
+        self._rendered_slice = ""  # the slice box's text the table was last drawn for
 
     def compose(self) -> ComposeResult:
         with Horizontal(id="out-bar"):
@@ -63,6 +70,7 @@ class OutputsPane(Vertical):
         select = self.query_one("#out-which", Select)
         if run is None:
             self._cache.clear()
+            self._shown = None
             self._setting = True
             select.set_options([])
             self._setting = False
@@ -99,7 +107,8 @@ class OutputsPane(Vertical):
     @on(Input.Changed, "#out-slice")
     def _slice(self, event: Input.Changed) -> None:
         event.stop()
-        self._render_choice()
+        if event.value != self._rendered_slice:
+            self._render_choice()
 
     def _choice(self) -> tuple[str, str] | None:
         value = self.query_one("#out-which", Select).value
@@ -127,14 +136,17 @@ class OutputsPane(Vertical):
             if c is not None:
                 tol = (c.rtol, c.atol)
         box = self.query_one("#out-slice", Input)
+        self._rendered_slice = box.value
         lead, problem = parse_slice(box.value, arr.shape, axes)
         box.placeholder = placeholder(axes, arr.ndim)
         part = arr[lead] if lead else arr
         ref_part = ref[lead] if (ref is not None and lead) else ref
         table = self.query_one(ArrayView)
         if arr.dtype.names:
+            self._shown = None
             table.clear(f"{name} holds structs ({arr.dtype}); shown in Bindings only")
             return
+        self._shown = (name, arr, axes, lead)
         table.show(part, ref_part, tol)
         stats = Text()
         stats.append("×".join(map(str, arr.shape)) + f" {arr.dtype}  ", style="bold")
@@ -163,3 +175,56 @@ class OutputsPane(Vertical):
         self.query_one("#out-heat", Static).update(heat)
         self.query_one("#out-legend", Static).update(leg)
         self.query_one("#out-hist", Static).update(hist)
+
+    # -- taking values away ------------------------------------------------------------------------
+    def shown_array(self) -> tuple[str, tuple[int, ...], tuple[str, ...]] | None:
+        """(name, shape, axes) of the array in the table, None when there is none."""
+        if self._shown is None:
+            return None
+        name, arr, axes, _ = self._shown
+        return name, arr.shape, axes
+
+    def jump(self, index: tuple[int, ...]) -> None:
+        """Show the element at `index` (of the whole array): its slice, its cell under the
+        cursor."""
+        if self._shown is None:
+            return
+        _, arr, axes, _ = self._shown
+        table = self.query_one(ArrayView)
+        if arr.ndim > 2:
+            box = self.query_one("#out-slice", Input)
+            box.value = " ".join(f"{a}={i}" for a, i in zip(axes[:-2], index[:-2], strict=True))
+            self._render_choice()
+        if arr.ndim >= 2:
+            table.move_to(index[-2], index[-1])
+        elif arr.ndim == 1:
+            table.move_to(*divmod(index[0], FOLD))
+        table.focus()
+
+    def copy_text(self) -> tuple[str, str]:
+        """The cursor's value, or the selected values, as text, and what they are in words."""
+        if self._shown is None:
+            raise UserError(f"no array on show: run the kernel first ({key('run')})")
+        name, arr, axes, lead = self._shown
+        table = self.query_one(ArrayView)
+        if arr.ndim <= 1:
+            flat = arr.reshape(-1)
+            f0, f1 = table.flat_selection()
+            f1 = min(f1, flat.size - 1)
+            where = name_index((f0,), axes[-1:] or ("i",))
+            if f0 == f1:
+                text = value_text(flat[f0])
+                return text, f"{name} at {where} = {text}"
+            last = name_index((f1,), axes[-1:] or ("i",))
+            text = "\n".join(value_text(v) for v in flat[f0 : f1 + 1])
+            return text, f"{f1 - f0 + 1} values of {name}, {where} to {last}, one per line"
+        part = arr[lead] if lead else arr
+        (r0, c0), (r1, c1) = table.selection()
+        first = name_index((*lead, r0, c0), axes)
+        if (r0, c0) == (r1, c1):
+            text = value_text(part[r0, c0])
+            return text, f"{name} at {first} = {text}"
+        last = name_index((*lead, r1, c1), axes)
+        rows, cols = r1 - r0 + 1, c1 - c0 + 1
+        text = block_text(part[r0 : r1 + 1, c0 : c1 + 1])
+        return text, f"{rows}×{cols} values of {name}, {first} to {last}, tab-separated"
