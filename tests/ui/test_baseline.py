@@ -117,3 +117,17 @@ def test_diff_against_the_pinned_run_names_what_else_differs(session: Session, r
     assert diff.notes == () and history.diff(KEY, again.run) is diff
     other = session.run("ffn_swiglu_backward", dims={"seq": 2, "d_ff": 64}, seed=1)
     assert history.diff(KEY, other).notes == ("case differs: pinned seq=4 d_ff=64 seed 0",)
+
+
+def test_struct_outputs_count_the_records_that_differ(run: Run) -> None:
+    layout = np.dtype([("value", "<f4"), ("count", "<u4")])
+    records = np.zeros(run.outputs["grad_up"].shape, dtype=layout)
+    records["value"] = run.outputs["grad_up"]
+    pinned = replace(run, outputs={**run.outputs, "grad_up": records})
+    assert output_diff("grad_up", pinned, pinned).identical
+    moved = records.copy()
+    moved[1, 7]["count"] = 3
+    moved[3, 0]["value"] = -1.0
+    d = output_diff("grad_up", replace(run, outputs={**run.outputs, "grad_up": moved}), pinned)
+    assert d.changed == 2 and d.worst == "seq=1 d_ff=7" and not d.identical
+    assert d.text() == "2/256 structs changed (no |Δ| for structs) · first seq=1 d_ff=7"

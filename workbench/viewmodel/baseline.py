@@ -135,9 +135,11 @@ def output_diff(name: str, run: Run, pinned: Run) -> OutputDiff:
     if got.shape != was.shape:
         shapes = f"{'×'.join(map(str, was.shape))} → {'×'.join(map(str, got.shape))}"
         return OutputDiff(name, got.size, note=f"shape {shapes}: not comparable")
+    axes = run.case.plan(name).axes
+    if got.dtype.names or was.dtype.names:
+        return _records_diff(name, got, was, axes)
     own = run.compare.get(name)
     tol = own.tolerance if own is not None else resolve_tolerance(got.dtype)
-    axes = run.case.plan(name).axes
     c = compare(name, got, was, axes=axes, tol=tol, worst=0)
     g = np.asarray(got, dtype=np.float64)
     w = np.asarray(was, dtype=np.float64)
@@ -150,6 +152,23 @@ def output_diff(name: str, run: Run, pinned: Run) -> OutputDiff:
         at = np.unravel_index(int(np.argmax(ratio)), got.shape)
         worst = name_index(tuple(int(i) for i in at), axes)
     return OutputDiff(name, got.size, changed, c.n_bad, c.max_abs, worst)
+
+
+def _records_diff(name: str, got: np.ndarray, was: np.ndarray, axes: tuple[str, ...]) -> OutputDiff:
+    """Structs have no |Δ|: count the records that differ, and name the first."""
+    if got.dtype != was.dtype:
+        return OutputDiff(name, got.size, note=f"struct layout {was.dtype} → {got.dtype}")
+    if got.size == 0:
+        return OutputDiff(name, 0)
+    got_bytes = np.frombuffer(np.ascontiguousarray(got).tobytes(), np.uint8)
+    was_bytes = np.frombuffer(np.ascontiguousarray(was).tobytes(), np.uint8)
+    differs = got_bytes.reshape(got.size, -1) != was_bytes.reshape(was.size, -1)
+    changed = np.flatnonzero(differs.any(axis=-1))
+    if not changed.size:
+        return OutputDiff(name, got.size)
+    first = name_index(tuple(int(i) for i in np.unravel_index(int(changed[0]), got.shape)), axes)
+    note = f"{changed.size:,}/{got.size:,} structs changed (no |Δ| for structs) · first {first}"
+    return OutputDiff(name, got.size, int(changed.size), int(changed.size), worst=first, note=note)
 
 
 def timing_diff(timing: Timing | None, pinned: Timing | None) -> TimingDiff:
