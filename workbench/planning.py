@@ -21,7 +21,7 @@ from workbench.errors import Advice, LimitError, SpecMismatchError, UserError
 from workbench.gpu.adapters import AdapterInfo
 from workbench.gpu.limits import check_limits
 from workbench.gpu.uniforms import default_value, set_field
-from workbench.recipes import DEFAULT_SEED, make_input
+from workbench.recipes import DEFAULT_SEED, make_input, takes_run_seed
 from workbench.specs.base import Buffer, Cost, KernelSpec
 from workbench.specs.registry import spec_for
 from workbench.wgsl.corpus import SHIPPED, Corpus, Kernel, load_corpus
@@ -441,7 +441,8 @@ def _give_input(case: Case, name: str, value: np.ndarray | str) -> None:
     idx = case.bindings.index(plan)
     if isinstance(value, str):
         arr = make_input(value, plan.shape, plan.dtype, case.seed + idx, name, case.notes)
-        source = value
+        # The seed a random recipe drew from is shown, as for the recipes planned here.
+        source = f"{value} (seed {case.seed + idx})" if takes_run_seed(value) else value
     else:
         arr = np.asarray(value)
         if arr.size != int(np.prod(plan.shape, dtype=np.int64)):

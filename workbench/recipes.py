@@ -37,6 +37,15 @@ RECIPES = (
     "npy:PATH",
 )
 
+# The random recipes, and how many arguments each takes before its optional seed.
+_RANDOM = {"randn": 0, "uniform": 2, "randint": 2}
+
+
+def takes_run_seed(recipe: str) -> bool:
+    """Whether `recipe` draws from the run's seed: a random recipe without a seed of its own."""
+    kind, _, rest = recipe.strip().partition(":")
+    return kind in _RANDOM and len(rest.split(":") if rest else []) == _RANDOM[kind]
+
 
 def make_input(
     recipe: str,

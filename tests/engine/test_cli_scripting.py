@@ -75,7 +75,8 @@ def test_every_seed_option_shows_and_has_the_one_default():
 
 
 def test_running_without_seed_is_running_with_the_default_shown(tmp_path):
-    shown = re.search(r"\(default (\d+)\)", " ".join(run_cli("run", "--help").stdout.split()))
+    page = " ".join(run_cli("run", "--help").stdout.split())
+    shown = re.search(r"--seed SEED [^()]*\(default (\d+)\)", page)
     assert shown is not None and int(shown[1]) == DEFAULT_SEED
     base = ["run", "swiglu_combine", "--dim", "seq=2", "--reps", "0", "--save-outputs"]
     for name, seed in (("none", []), ("shown", ["--seed", shown[1]]), ("other", ["--seed", "5"])):
@@ -84,6 +85,22 @@ def test_running_without_seed_is_running_with_the_default_shown(tmp_path):
     assert hidden["none"].tobytes() == hidden["shown"].tobytes()
     # Another seed gives other inputs, so equal outputs above are not a kernel ignoring its seed.
     assert hidden["none"].tobytes() != hidden["other"].tobytes()
+
+
+def test_the_seed_a_random_recipe_drew_from_is_shown_and_reproduces_it(tmp_path):
+    base = ["run", "swiglu_combine", "--dim", "seq=2", "--reps", "0", "--seed", "4"]
+    proc = run_cli(*base, "--input", "gate=randn", "--input", "up=uniform:0:1", "--json",
+                   "--save-outputs", str(tmp_path / "shown"))  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    bindings = json.loads(proc.stdout)["bindings"]
+    # gate is binding 0 and up binding 1: SEED + the binding's index.
+    assert (bindings["gate"]["source"], bindings["up"]["source"]) == (
+        "randn (seed 4)", "uniform:0:1 (seed 5)",
+    )  # fmt: skip
+    again = ["--input", "gate=randn:4", "--input", "up=uniform:0:1:5"]
+    assert run_cli(*base, *again, "--save-outputs", str(tmp_path / "typed")).returncode == 0
+    shown, typed = (np.load(tmp_path / n / "hidden.npy") for n in ("shown", "typed"))
+    assert shown.tobytes() == typed.tobytes()
 
 
 # -- the corpus ------------------------------------------------------------------------------------

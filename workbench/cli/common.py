@@ -114,7 +114,8 @@ def add_case_options(
         "--seed",
         type=int,
         default=DEFAULT_SEED,
-        help=f"seed for generated inputs (default {DEFAULT_SEED})",
+        help="seed for generated inputs; a random recipe without a seed of its own uses SEED + "
+        f"its binding's index (default {DEFAULT_SEED})",
     )
     p.add_argument("--adhoc", action="store_true", help="ignore the spec and run the kernel ad hoc")
     add_timeout(p)
