@@ -32,7 +32,14 @@ BROKEN = """
 @compute @workgroup_size(64)
 fn broken(@builtin(global_invocation_id) gid: vec3<u32>) { out[gid.x] = 1u +; }
 """
+SIZED = """
+override WG: u32 = 64;
+@group(0) @binding(0) var<storage, read_write> y: array<f32>;
+@compute @workgroup_size(WG)
+fn sized(@builtin(global_invocation_id) g: vec3<u32>) { if g.x < arrayLength(&y) { y[g.x] = 3.0; } }
+"""
 AD_HOC = ["twice", "--corpus", "{corpus}", "--dim", "n=100"]
+SWEEP = ["sized", "--corpus", "{corpus}", "--dim", "n=1000", "--sweep", "WG=32,64"]
 
 # (id, the command as docs/json.md names it, arguments before --json, exit code)
 SCENARIOS = [
@@ -43,9 +50,12 @@ SCENARIOS = [
     ("run-ad-hoc", "run", ["run", *AD_HOC, "--reps", "0"], 0),
     ("check", "check", ["check", "rope_q", "--dim", "seq=8"], 0),
     ("check-ad-hoc", "check", ["check", *AD_HOC], 0),
+    # The broken kernels are errors of the collection: exit 1.
+    ("check-all", "check", ["check", "--all", "--quick", "--corpus", "{corpus}"], 1),
     ("step", "step", ["step", "attention", "--to", "1"], 0),
     ("step-divergence", "step", ["step", "gelu", "--divergence"], 0),
     ("bench-ad-hoc", "bench", ["bench", *AD_HOC, "--ms", "5", "--warmup-ms", "1"], 0),
+    ("bench-sweep", "bench", ["bench", *SWEEP, "--ms", "5", "--warmup-ms", "1"], 0),
     ("describe", "describe", ["describe", "rope_q"], 0),
     ("record-ad-hoc", "record", ["record", *AD_HOC, "--out", "{tmp}/twice"], 0),
     (
@@ -94,6 +104,7 @@ def corpus(tmp_path_factory):
         root,
         {
             "twice.wgsl": TWICE,
+            "sized.wgsl": SIZED,
             "broken.wgsl": BROKEN,
             "noentry.wgsl": "@group(0) @binding(0) var<storage> x: array<f32>;\n",
         },
