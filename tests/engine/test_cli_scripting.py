@@ -7,7 +7,10 @@ kernels. (Every command's JSON: test_cli_json.py; the help pages' examples: test
 from __future__ import annotations
 
 import json
+import os
 import re
+import subprocess
+import sys
 
 import numpy as np
 
@@ -18,7 +21,7 @@ from workbench.gpu.adapters import choose_adapter, list_adapters
 from workbench.recipes import DEFAULT_SEED
 from workbench.wgsl.corpus import SHIPPED
 
-from .conftest import run_cli
+from .conftest import REPO, run_cli
 
 
 def test_version():
@@ -38,6 +41,24 @@ def test_a_json_command_that_fails_prints_an_error_object():
 def test_without_json_an_error_is_only_the_line_on_stderr():
     proc = run_cli("run", "no_such_kernel")
     assert proc.returncode == 2 and proc.stdout == ""
+
+
+def test_a_reader_that_stops_early_ends_the_command_quietly():
+    """`workbench ... | head`: no traceback, and the exit code a shell gives a program SIGPIPE ends."""
+    read, write = os.pipe()
+    os.close(read)
+    try:
+        proc = subprocess.run(
+            [sys.executable, "-m", "workbench", "list", "--pipelines", "--json"],
+            stdout=write,
+            stderr=subprocess.PIPE,
+            text=True,
+            cwd=REPO,
+            timeout=120,
+        )
+    finally:
+        os.close(write)
+    assert proc.returncode == 141 and proc.stderr == ""
 
 
 def test_run_shows_uniform_values_not_the_kind_twice():

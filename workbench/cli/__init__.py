@@ -1,6 +1,7 @@
 """The `workbench` command line. Each subcommand lives in its own module with a `register` function;
 `main` builds the parser, runs the command and turns every `WorkbenchError` into one clear line on
-stderr and its exit code (0 ok, 1 a check failed, 2 user error, 3 GPU/adapter failure). With `--json`,
+stderr and its exit code (0 ok, 1 a check failed, 2 user error, 3 GPU/adapter failure; 141 when the
+reader of stdout stopped reading, as for a program ended by SIGPIPE). With `--json`,
 the error is also one JSON object on stdout, `{"error": ..., "exit": N}`, so a script reading stdout
 always gets an object."""
 
@@ -72,8 +73,19 @@ def _degrade_output() -> None:
             stream.reconfigure(errors="workbench-ascii")
 
 
+# The exit code of a command whose reader closed stdout early (`| head`), as the shell reports a
+# program ended by SIGPIPE.
+BROKEN_PIPE = 141
+
+
 def main(argv: list[str] | None = None) -> int:
-    code = _main(argv)
+    try:
+        code = _main(argv)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        # What is left to print goes nowhere, so neither this nor the flush at exit raises again.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        code = BROKEN_PIPE
     from workbench.session import gpu_waits_abandoned
 
     if gpu_waits_abandoned():
