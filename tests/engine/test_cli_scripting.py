@@ -15,7 +15,7 @@ import sys
 import numpy as np
 
 from workbench import __version__
-from workbench.cli import build_parser, subcommands
+from workbench.cli import build_parser, main, subcommands
 from workbench.cli.common import CORPUS_ENV, CORPUS_HELP
 from workbench.gpu.adapters import choose_adapter, list_adapters
 from workbench.recipes import DEFAULT_SEED
@@ -195,3 +195,16 @@ def test_list_takes_the_corpus_as_a_path_too_but_not_twice(tmp_path):
     assert proc.stderr.strip() == (
         f"workbench: the corpus is given twice ({mine} and --corpus {SHIPPED}); give one"
     )
+
+
+def test_the_ui_takes_the_corpus_the_same_way(tmp_path, monkeypatch, capsys):
+    """Checked before the terminal is taken over: a missing corpus is refused the same way whether
+    it comes as PATH, --corpus or $WORKBENCH_CORPUS."""
+    missing = tmp_path / "missing"
+    monkeypatch.delenv(CORPUS_ENV, raising=False)
+    for argv in ([str(missing)], ["ui", "--corpus", str(missing)], ["--corpus", str(missing)]):
+        assert main(argv) == 2
+        assert capsys.readouterr().err.strip() == f"workbench: corpus {missing} does not exist"
+    monkeypatch.setenv(CORPUS_ENV, str(missing))
+    assert main([]) == 2
+    assert capsys.readouterr().err.strip() == f"workbench: corpus {missing} does not exist"
