@@ -1,7 +1,8 @@
 """Every `--help` page (the top level and each command) ends with two or three examples, and they work
-as typed: each page's lines run in order in an empty folder, through bash, with `workbench` the
-command under test, and each must exit 0 (a `--json` one printing one JSON object). The two that take
-tens of seconds on the CPU adapter, and the terminal UI's (which need a terminal), are parsed instead.
+as typed: each page's command lines run in order in an empty folder, through bash, with `workbench`
+this checkout's command, and each must exit 0 (a `--json` one printing one JSON object). Three take
+tens of seconds on the CPU adapter (`SLOW`), and the terminal UI's need a terminal: those are parsed
+as the command line would parse them, not run.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from workbench.cli.examples import HEADING
 from .conftest import REPO
 
 PAGES = ["", *subcommands(build_parser())]
-# Tens of seconds on the CPU adapter, and each covered by tests of its own.
+# Tens of seconds on the CPU adapter: every kernel checked, two rooflines, every shipped fixture.
 SLOW = {"workbench check --all --quick", "workbench adapters --roofline", "workbench replay"}
 
 
@@ -39,14 +40,20 @@ def shown_examples(page: str) -> list[str]:
     return [ln[2:] for ln in lines[start + 1 :]]
 
 
-def is_example(line: str) -> bool:
-    """An example says what it shows in a comment; a line without one is a setup step."""
-    return "  # " in line
+def commands_shown(page: str) -> list[tuple[str, bool]]:
+    """Each command line of the page's examples, and whether it is an example (a comment above it
+    says what it shows) rather than a setup step."""
+    lines = shown_examples(page)
+    return [
+        (line, i > 0 and lines[i - 1].startswith("# "))
+        for i, line in enumerate(lines)
+        if not line.startswith("# ")
+    ]
 
 
 def parses(line: str) -> None:
     """The line's arguments are accepted as the command line would take them."""
-    words = shlex.split(line, comments=True)
+    words = shlex.split(line)
     argv = words[words.index("workbench") + 1 :]
     parser = build_parser()
     parser.parse_args(routed(argv, parser))
@@ -54,10 +61,10 @@ def parses(line: str) -> None:
 
 @pytest.mark.parametrize("page", PAGES, ids=[p or "workbench" for p in PAGES])
 def test_every_help_page_ends_with_two_or_three_examples(page):
-    examples = [ln for ln in shown_examples(page) if is_example(ln)]
+    examples = [line for line, example in commands_shown(page) if example]
     assert 2 <= len(examples) <= 3, examples
     if page:
-        assert all(page in shlex.split(ex, comments=True) or page == "ui" for ex in examples)
+        assert all(page in shlex.split(ex) or page == "ui" for ex in examples)
 
 
 def run_line(line: str, cwd: Path) -> subprocess.CompletedProcess[str]:
@@ -72,21 +79,21 @@ def run_line(line: str, cwd: Path) -> subprocess.CompletedProcess[str]:
 
 @pytest.mark.parametrize("page", PAGES, ids=[p or "workbench" for p in PAGES])
 def test_the_examples_work_as_typed(page, tmp_path):
-    for line in shown_examples(page):
-        if page == "ui" or line.partition("  # ")[0].rstrip() in SLOW:
+    for line, _ in commands_shown(page):
+        if page == "ui" or line in SLOW:
             parses(line)
             continue
         proc = run_line(line, tmp_path)
         assert proc.returncode == 0, f"{line}\n{proc.stderr}"
         assert "Traceback" not in proc.stderr, proc.stderr
-        if "--json" in shlex.split(line, comments=True):
+        if "--json" in shlex.split(line):
             assert isinstance(json.loads(proc.stdout), dict), line
 
 
 def test_a_line_that_fails_is_seen_failing(tmp_path):
-    """The runner above can fail: a line's exit code comes back through bash and the comment."""
-    assert run_line("workbench run no_such_kernel  # a comment", tmp_path).returncode == 2
-    assert run_line("workbench --version  # a comment", tmp_path).returncode == 0
+    """The runner above can fail: a line's exit code comes back through bash."""
+    assert run_line("workbench run no_such_kernel", tmp_path).returncode == 2
+    assert run_line("workbench --version", tmp_path).returncode == 0
 
 
 def test_the_page_shown_is_the_page_printed():

@@ -20,7 +20,7 @@ _PROBE_KERNEL = (
 )
 
 # Command (`""`: the top level) -> (command line, what it shows). A line without a comment is a
-# setup step of the lines after it.
+# setup step of the examples after it.
 EXAMPLES: dict[str, tuple[tuple[str, str], ...]] = {
     "": (
         ("workbench list", "every shipped kernel and its status"),
@@ -76,7 +76,7 @@ EXAMPLES: dict[str, tuple[tuple[str, str], ...]] = {
     ),
     "record": (
         (
-            "workbench record rope_q --dim seq=16 --out my_fixtures/rope_q_seq16 --note 'short'",
+            "workbench record rope_q --dim seq=16 --out my_fixtures/rope_q_seq16 --note 'short sequence'",
             "writes .toml + .npz",
         ),
         (
@@ -115,11 +115,12 @@ EXAMPLES: dict[str, tuple[tuple[str, str], ...]] = {
 
 
 def examples_text(command: str) -> str:
-    """The examples of `command` (`""`: the top level), comments aligned."""
-    rows = EXAMPLES[command]
-    width = max((len(line) for line, why in rows if why and len(line) <= 60), default=0)
-    lines = [f"  {line:<{width}}  # {why}" if why else f"  {line}" for line, why in rows]
-    return "\n".join([HEADING, *lines])
+    """The examples of `command` (`""`: the top level), each under a comment saying what it shows,
+    so the block can be pasted into a shell as it is."""
+    lines = [HEADING]
+    for line, why in EXAMPLES[command]:
+        lines += [f"  # {why}", f"  {line}"] if why else [f"  {line}"]
+    return "\n".join(lines)
 
 
 class HelpFormatter(argparse.HelpFormatter):
