@@ -208,3 +208,14 @@ def test_the_ui_takes_the_corpus_the_same_way(tmp_path, monkeypatch, capsys):
     monkeypatch.setenv(CORPUS_ENV, str(missing))
     assert main([]) == 2
     assert capsys.readouterr().err.strip() == f"workbench: corpus {missing} does not exist"
+
+
+def test_every_json_option_says_the_same():
+    commands = subcommands(build_parser())
+    helps = {
+        name: next(a.help for a in p._actions if "--json" in a.option_strings)
+        for name, p in commands.items()
+        if any("--json" in a.option_strings for a in p._actions)
+    }
+    assert set(commands) - set(helps) == {"ui"}
+    assert all(h.startswith("print one JSON object") for h in helps.values()), helps

@@ -18,7 +18,7 @@ from workbench.wgsl.corpus import Kernel
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("adapters", help="list the GPU adapters wgpu can use")
-    p.add_argument("--json", action="store_true", help="print JSON")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument(
         "--roofline",
         action="store_true",
@@ -29,7 +29,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("path", nargs="?", metavar="PATH", help="the same as --corpus PATH")
     add_corpus_adapter(p)
     p.add_argument("--pipelines", action="store_true", help="list the pipelines and their steps")
-    p.add_argument("--json", action="store_true", help="print JSON")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(handler=cmd_list)
 
 
