@@ -7,7 +7,10 @@ measures, in the same process on the same GPU:
   - torch.compile: that expression compiled by Inductor (elementwise rows only: the peer a user
     would pick for them);
   - copy: a torch device-to-device copy moving the bytes the row's cost model counts (half read,
-    half written): the memory roofline at that size.
+    half written): the memory roofline at that size;
+  - WGSL copy: a vec4 copy of the same bytes through the same engine and timing as ours (GPU
+    timestamps per dispatch): what this API and timing reach at that size, which shows how much
+    of a gap to torch's copy is the kernel and how much the path and the timing method.
 Ratios are peer time / our time (above 1: ours is faster); "% of copy" is copy time / our time.
 Each row carries its targets from issue 13; a miss prints by how much. Elementwise sizes are far
 over the H100's 50 MB L2 cache. Without torch and CUDA only our times (and a WGSL copy) are shown.
@@ -58,6 +61,9 @@ fn copy_vec4(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgro
 FFN = {"seq": 8192, "d_ff": 4096}  # 33.5M elements, 134 MB per tensor
 EMBED = {"seq": 16384, "d_model": 768, "vocab": 16384}
 ROPE = {"seq": 16384}
+# RoPE's K tensors at seq 16384 are 16 MiB (a 10-15 us kernel, inside the 50 MB L2): launch and
+# timing method weigh on that figure, so the rows are repeated at 4x the tokens.
+ROPE_LONG = {"seq": 65536}
 CONV = {"batch": 8, "dim": 1024, "seqlen": 4096, "width": 4, "bias": 1}
 ATTN = {"seq": 512, "n_heads": 12, "n_kv_heads": 4, "head_dim": 64}
 
@@ -91,6 +97,10 @@ ROWS = [
     _elementwise("rope_k", "rope_k", ROPE),
     _elementwise("rope_q_backward", "rope_q_backward", ROPE),
     _elementwise("rope_k_backward", "rope_k_backward", ROPE),
+    *(
+        _elementwise(f"{k}, seq 65536", k, ROPE_LONG)
+        for k in ("rope_q", "rope_k", "rope_q_backward", "rope_k_backward")
+    ),
     Row("embed_backward", ("embed_backward",), EMBED, "embed_backward", min_eager=1.0),
     Row("causal_conv1d_fwd", ("causal_conv1d_fwd",), CONV | {"silu": 0}, "conv_fwd"),
     Row(
@@ -307,6 +317,7 @@ class Result:
     nbytes: int
     flops: int
     copy_ms: float
+    wgsl_copy_ms: float = math.nan
     eager_ms: float = math.nan
     compile_ms: float = math.nan
     parts_ms: dict[str, float] = field(default_factory=dict)  # ours, per kernel of the row
@@ -316,6 +327,10 @@ class Result:
     @property
     def copy_frac(self) -> float:
         return self.copy_ms / self.ours_ms
+
+    @property
+    def wgsl_copy_frac(self) -> float:
+        return self.wgsl_copy_ms / self.ours_ms
 
     @property
     def vs_eager(self) -> float:
@@ -351,6 +366,7 @@ class Result:
             "gb_per_s": self.nbytes / self.ours_ms / 1e6,
             "gflop_per_s": self.flops / self.ours_ms / 1e6,
             "copy_ms": self.copy_ms,
+            "wgsl_copy_ms": self.wgsl_copy_ms,
             "eager_ms": self.eager_ms,
             "compile_ms": self.compile_ms,
             "parts_ms": self.parts_ms,
@@ -377,8 +393,9 @@ def measure(session: Session, row: Row, torch: Any, peers: dict, reps: int, chec
         if check:
             bad = [n for n, c in run.compare.items() if not c.ok]
             checked.append(f"{name}: {'FAILED ' + ', '.join(bad) if bad else 'ok'}")
-    copy_ms = torch_copy_ms(nbytes, torch, reps) if torch else wgsl_copy_ms(session, nbytes, reps)
-    res = Result(row, dict(first.dims), ours, nbytes, flops, copy_ms, parts_ms=parts)
+    wgsl_ms = wgsl_copy_ms(session, nbytes, reps)
+    copy_ms = torch_copy_ms(nbytes, torch, reps) if torch else wgsl_ms
+    res = Result(row, dict(first.dims), ours, nbytes, flops, copy_ms, wgsl_ms, parts_ms=parts)
     if check:
         res.checked = "; ".join(checked)
     if torch is not None:
@@ -434,17 +451,20 @@ def markdown(results: list[Result], header: dict[str, str]) -> str:
         "(eager, compile, copy): the faster of the median of CUDA events around each call and "
         "the mean of back-to-back calls between two events, so that no timing method flatters "
         "our kernels; ratios are peer time / our time (above 1: ours is faster)",
+        "- WGSL copy: a vec4 copy of the row's bytes through the same engine, timed as ours; "
+        "% of WGSL copy = its time / ours (the kernel against what this API and timing reach)",
         "",
-        "| kernel | sizes | ours ms | GB/s | GFLOP/s | copy ms | % of copy | eager ms | "
-        "vs eager | compile ms | vs compile | targets |",
-        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|",
+        "| kernel | sizes | ours ms | GB/s | GFLOP/s | copy ms | % of copy | WGSL copy ms | "
+        "% of WGSL copy | eager ms | vs eager | compile ms | vs compile | targets |",
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|",
     ]
     for r in results:
         gbs = r.nbytes / r.ours_ms / 1e6
         gfl = r.flops / r.ours_ms / 1e6
         lines.append(
             f"| {r.row.label} | {_dims_text(r.dims)} | {r.ours_ms:.4f} | {gbs:,.0f} | "
-            f"{gfl:,.0f} | {r.copy_ms:.4f} | {r.copy_frac:.0%} | {_fmt(r.eager_ms, '.4f')} | "
+            f"{gfl:,.0f} | {r.copy_ms:.4f} | {r.copy_frac:.0%} | {_fmt(r.wgsl_copy_ms, '.4f')} | "
+            f"{_fmt(r.wgsl_copy_frac, '.0%')} | {_fmt(r.eager_ms, '.4f')} | "
             f"{_ratio(r.vs_eager)} | {_fmt(r.compile_ms, '.4f')} | {_ratio(r.vs_compile)} | "
             f"{_verdict(r)} |"
         )
@@ -468,6 +488,7 @@ def load_results(path: Path) -> tuple[dict[str, str], list[Result]]:
             round(j["gb_per_s"] * j["ours_ms"] * 1e6),
             round(j["gflop_per_s"] * j["ours_ms"] * 1e6),
             j["copy_ms"],
+            wgsl_copy_ms=j.get("wgsl_copy_ms") or math.nan,
             eager_ms=j["eager_ms"] if j["eager_ms"] is not None else math.nan,
             compile_ms=j["compile_ms"] if j["compile_ms"] is not None else math.nan,
             checked=j["checked"],
@@ -536,7 +557,10 @@ def main() -> int:
     rows = [
         r for r in ROWS if not args.only or r.label in args.only or set(r.kernels) & set(args.only)
     ]
-    hdr = f"{'kernel':<30} {'ours ms':>9} {'GB/s':>7} {'%copy':>6} {'eager':>7} {'compile':>7}"
+    hdr = (
+        f"{'kernel':<30} {'ours ms':>9} {'GB/s':>7} {'%copy':>6} {'%wgsl':>6} {'eager':>7} "
+        f"{'compile':>7}"
+    )
     print(hdr)
     results = []
     for row in rows:
@@ -545,6 +569,7 @@ def main() -> int:
         gbs = res.nbytes / res.ours_ms / 1e6
         print(
             f"{row.label:<30} {res.ours_ms:>9.4f} {gbs:>7.0f} {res.copy_frac:>6.0%} "
+            f"{_fmt(res.wgsl_copy_frac, '>6.0%')} "
             f"{_ratio(res.vs_eager):>7} {_ratio(res.vs_compile):>7}"
             + (f"  [{res.checked}]" if args.check else "")
             + (f"  MISS: {'; '.join(res.misses)}" if res.misses else ""),

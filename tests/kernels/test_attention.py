@@ -199,11 +199,22 @@ def test_odd_head_dim_and_documents(session, kernel: str) -> None:
 
 @pytest.mark.parametrize("kernel", ALL)
 def test_head_dim_and_seq_off_the_score_tiling(session, kernel: str) -> None:
-    """head_dim 37: the 8 invocations sharing a key's dot product get 5 or 4 elements, and 6
-    groups of 37 lanes leave 34 idle; seq 45 ends mid-pass (32 keys per pass) with the first
-    document's keys starting mid-pass too (2 documents)."""
+    """head_dim 37: a chunk of 64 dims ends mid-vec4 (lanes 16 dims apart) and 6 groups of 37
+    lanes (streaming kernel) leave 34 idle; seq 45 ends mid-tile (16 queries and 32 keys per tile
+    of the split kernels, 4 keys per dKdV workgroup) with the second document's keys starting
+    mid-tile too (2 documents)."""
     dims = {"seq": 45, "n_heads": 4, "n_kv_heads": 2, "head_dim": 37, "docs": 2}
     _assert_ok(session.run(kernel, dims=dims, seed=14), kernel)
+
+
+@pytest.mark.parametrize("head_dim", [100, 256])
+@pytest.mark.parametrize("kernel", ALL)
+def test_head_dim_over_one_chunk(session, kernel: str, head_dim: int) -> None:
+    """The split and forward kernels hold 64 dims of a row in workgroup memory at a time: 100
+    takes a full and a partial chunk, 256 (the largest) four, each with its own pass over the
+    output dims; seq 37 and 3 documents keep the tiles partial."""
+    dims = {"seq": 37, "n_heads": 4, "n_kv_heads": 2, "head_dim": head_dim, "docs": 3}
+    _assert_ok(session.run(kernel, dims=dims, seed=16), kernel)
 
 
 @pytest.mark.parametrize("kernel", [FWD, STREAM])

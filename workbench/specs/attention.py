@@ -45,6 +45,9 @@ MAX_GRID = 65535
 MAX_SHORT_SEQ = 1024
 MAX_HEAD_DIM = 256
 MAX_HEADS = 1024
+# The seed grids give one workgroup per query (per key for dKdV) on x; a kernel declaring this
+# constant takes that many queries (keys) per workgroup, and x is divided by it (launch_grid).
+ROWS = "ROWS_PER_WORKGROUP"
 
 
 def _dims(max_seq: int) -> tuple[Dim, ...]:
@@ -409,6 +412,8 @@ SPECS = [
         inputs=_fwd_inputs,
         uniforms=_uniforms,
         grid=_query_grid,
+        per_element_grid=True,
+        grid_divisor=ROWS,
         outputs=("O", "LSE"),
         zeroed=("O", "LSE"),
         reference=_fwd_reference,
@@ -417,14 +422,15 @@ SPECS = [
             "LSE": Tol(
                 rtol=1e-5,
                 atol=1e-5,
-                why="max + log(sum of exp) in f32 with an online rescale per block of 256 keys",
+                why="max + log(sum of exp) in f32 with an online rescale per tile of keys",
             ),
         },
         cost=_fwd_cost,
         special=_FWD_SPECIAL,
         doc="Causal GQA softmax attention with a document mask; streaming online softmax over "
-        "key blocks of 256, one workgroup per (s, h). Writes O and the natural-log LSE of the "
-        "scaled, masked scores.",
+        "tiles of 32 keys, one workgroup per tile of 16 queries of one head (the spec's grid, one "
+        "workgroup per (s, h), divided by the kernel's ROWS_PER_WORKGROUP). Writes O and the "
+        "natural-log LSE of the scaled, masked scores.",
     ),
     KernelSpec(
         name="attention_backward",
@@ -470,15 +476,18 @@ SPECS = [
         inputs=_short_inputs,
         uniforms=_uniforms,
         grid=_query_grid,
+        per_element_grid=True,
+        grid_divisor=ROWS,
         outputs=("dQ", "P_scratch", "dS_scratch"),
         zeroed=("dQ", "P_scratch", "dS_scratch"),
         reference=_short_reference,
         tolerances={"dQ": _SUM_TOL, "P_scratch": _P_TOL, "dS_scratch": _DS_TOL},
         cost=_short_cost,
         special=_SHORT_SPECIAL,
-        doc="Split attention backward, phase 0-4, seq <= 1024: one workgroup per (s, h) adds "
-        "dQ[s,h] and writes whole rows P_scratch[s,h,:] and dS_scratch[s,h,:] (scale folded into "
-        "dS), zero where the causal/document mask hides key j.",
+        doc="Split attention backward, phase 0-4, seq <= 1024: adds dQ[s,h] and writes whole "
+        "rows P_scratch[s,h,:] and dS_scratch[s,h,:] (scale folded into dS), zero where the "
+        "causal/document mask hides key j; one workgroup per tile of 16 queries of one head (the "
+        "spec's grid, one per (s, h), divided by ROWS_PER_WORKGROUP).",
     ),
     KernelSpec(
         name="attention_backward_short_dKdV",
@@ -498,14 +507,18 @@ SPECS = [
         inputs=_dkdv_inputs,
         uniforms=lambda d: {"dims": _uniforms(d)["dims"]},
         grid=lambda d: (d["seq"], d["n_kv_heads"], 1),
+        per_element_grid=True,
+        grid_divisor=ROWS,
         outputs=("dK", "dV"),
         zeroed=("dK", "dV"),
         reference=_dkdv_reference,
         tolerances={"dK": _SUM_TOL, "dV": _SUM_TOL},
         cost=_dkdv_cost,
         special=_DKDV_SPECIAL,
-        doc="Split attention backward, phase 5, seq <= 1024: one workgroup per (j, kv_h) sums "
-        "the scratch column j over queries s >= j and the kv head's query heads; owned writes, "
-        "no atomics. The document mask arrives through the zeros of the scratch.",
+        doc="Split attention backward, phase 5, seq <= 1024: sums the scratch column j over "
+        "queries s >= j and the kv head's query heads into dK[j], dV[j]; owned writes, no "
+        "atomics. The document mask arrives through the zeros of the scratch. One workgroup per "
+        "2 keys of one kv head (the spec's grid, one per (j, kv_h), divided by "
+        "ROWS_PER_WORKGROUP).",
     ),
 ]

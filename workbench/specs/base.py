@@ -157,24 +157,27 @@ class KernelSpec:
     resaved: tuple[str, ...] = ()
     # dims -> True when every output must be bitwise reproducible, float atomics or not.
     deterministic_when: Callable[[Dims], bool] | None = None
-    # The grid's x counts elements (one per invocation): a kernel declaring PER_INVOCATION divides
-    # it (see launch_grid).
+    # The grid's x counts elements (one per invocation) or rows (one per workgroup): a kernel
+    # declaring the constant `grid_divisor` (PER_INVOCATION unless the spec names another)
+    # divides it (see launch_grid).
     per_element_grid: bool = False
+    grid_divisor: str = PER_INVOCATION
 
     def launch_grid(self, dims: Dims, consts: Mapping[str, float | int]) -> tuple[int, int, int]:
         """The grid for a kernel whose module-scope constants are `consts`: `grid(dims)`, with x
-        divided (rounding up) by the kernel's PER_INVOCATION when this spec's grid counts
-        elements."""
+        divided (rounding up) by the kernel's `grid_divisor` constant when this spec's grid
+        counts elements or rows."""
         from workbench.errors import UserError
 
         x, y, z = (int(v) for v in self.grid(dims))
-        if not self.per_element_grid or PER_INVOCATION not in consts:
+        name = self.grid_divisor
+        if not self.per_element_grid or name not in consts:
             return (x, y, z)
-        per = consts[PER_INVOCATION]
+        per = consts[name]
         if not float(per).is_integer() or per < 1:
             raise UserError(
-                f"{self.name}: const {PER_INVOCATION} = {per} must be a whole number >= 1 "
-                "(the elements each invocation takes; the grid is divided by it)"
+                f"{self.name}: const {name} = {per} must be a whole number >= 1 "
+                "(what each invocation or workgroup takes along x; the grid is divided by it)"
             )
         return (-(-x // int(per)), y, z)
 
