@@ -150,12 +150,17 @@ fn taps(w: vec4<f32>, v: vec4<f32>, on: vec4<bool>) -> f32 {
     return (t.x + t.y) + (t.z + t.w);
 }
 
-// g at chunk offset i (sx holds x from c0 - HALO): dout times silu'(pre) with SiLU, else dout.
-fn grad_pre(d: f32, i: u32, w: vec4<f32>, on: vec4<bool>, bias_c: f32, silu: bool) -> f32 {
+// The 4 steps of x that the taps see for chunk offset i (sx holds x from c0 - HALO).
+fn window(i: u32) -> vec4<f32> {
+    return vec4<f32>(sx[i], sx[i + 1u], sx[i + 2u], sx[i + 3u]);
+}
+
+// g for dout `d` whose step's x window is `xw`: dout times silu'(pre) with SiLU, else dout.
+fn grad_pre(d: f32, xw: vec4<f32>, w: vec4<f32>, on: vec4<bool>, bias_c: f32, silu: bool) -> f32 {
     if (!silu) {
         return d;
     }
-    let z = bias_c + taps(w, vec4<f32>(sx[i], sx[i + 1u], sx[i + 2u], sx[i + 3u]), on);
+    let z = bias_c + taps(w, xw, on);
     let s = sigmoid(z);
     return d * (s * (1.0 + z * (1.0 - s)));
 }
@@ -218,6 +223,19 @@ fn load_chunk(row: u32, c0: u32, lid: u32) -> Staged {
     return st;
 }
 
+// dx at chunk offset ie (from g of the steps the taps reach ahead) and its step's share of the
+// dweight and dbias partials, added to `acc`; nothing past seqlen.
+fn dx_step(row: u32, c0: u32, ie: u32, in_row: bool, xw: vec4<f32>, w: vec4<f32>,
+           on: vec4<bool>, acc: Partials) -> Partials {
+    if (!in_row) {
+        return acc;
+    }
+    let g = sg[ie];
+    let ahead = vec4<f32>(sg[ie + 3u], sg[ie + 2u], sg[ie + 1u], g);
+    dx[row + c0 + ie] = taps(w, ahead, on);
+    return Partials(acc.dw + select(vec4<f32>(0.0), xw * g, on), acc.db + g);
+}
+
 // dx of one chunk of row (b, c) starting at c0 from its loads `st`, and this invocation's
 // partials added to `acc`.
 fn bwd_chunk(st: Staged, row: u32, c0: u32, lid: u32, w: vec4<f32>, on: vec4<bool>,
@@ -241,30 +259,28 @@ fn bwd_chunk(st: Staged, row: u32, c0: u32, lid: u32, w: vec4<f32>, on: vec4<boo
     workgroupBarrier();
 
     // g for the chunk and for the HALO steps after it (zero past seqlen), recomputing the
-    // pre-activation when SiLU is on.
-    sg[i.x] = select(0.0, grad_pre(dv.x, i.x, w, on, bias_c, silu), in_row.x);
-    sg[i.y] = select(0.0, grad_pre(dv.y, i.y, w, on, bias_c, silu), in_row.y);
-    sg[i.z] = select(0.0, grad_pre(dv.z, i.z, w, on, bias_c, silu), in_row.z);
-    sg[i.w] = select(0.0, grad_pre(dv.w, i.w, w, on, bias_c, silu), in_row.w);
+    // pre-activation when SiLU is on. The x windows are read once and kept for the partials of
+    // dweight below (with SiLU they feed both).
+    let xw0 = window(i.x);
+    let xw1 = window(i.y);
+    let xw2 = window(i.z);
+    let xw3 = window(i.w);
+    sg[i.x] = select(0.0, grad_pre(dv.x, xw0, w, on, bias_c, silu), in_row.x);
+    sg[i.y] = select(0.0, grad_pre(dv.y, xw1, w, on, bias_c, silu), in_row.y);
+    sg[i.z] = select(0.0, grad_pre(dv.z, xw2, w, on, bias_c, silu), in_row.z);
+    sg[i.w] = select(0.0, grad_pre(dv.w, xw3, w, on, bias_c, silu), in_row.w);
     if (lid < HALO) {
         let q = CHUNK + lid;
-        sg[q] = select(0.0, grad_pre(d_after, q, w, on, bias_c, silu), c0 + q < seqlen);
+        sg[q] = select(0.0, grad_pre(d_after, window(q), w, on, bias_c, silu), c0 + q < seqlen);
     }
     workgroupBarrier();
 
     // dx and the partial sums of dweight (per tap lane) and dbias.
     var out = acc;
-    for (var e = 0u; e < 4u; e++) {
-        let ie = lid + e * WG;
-        if (c0 + ie < seqlen) {
-            let g = sg[ie];
-            let ahead = vec4<f32>(sg[ie + 3u], sg[ie + 2u], sg[ie + 1u], sg[ie]);
-            dx[row + c0 + ie] = taps(w, ahead, on);
-            out.db += g;
-            let back = vec4<f32>(sx[ie], sx[ie + 1u], sx[ie + 2u], sx[ie + 3u]);
-            out.dw += select(vec4<f32>(0.0), back * g, on);
-        }
-    }
+    out = dx_step(row, c0, i.x, in_row.x, xw0, w, on, out);
+    out = dx_step(row, c0, i.y, in_row.y, xw1, w, on, out);
+    out = dx_step(row, c0, i.z, in_row.z, xw2, w, on, out);
+    out = dx_step(row, c0, i.w, in_row.w, xw3, w, on, out);
     // The next chunk (deterministic mode) overwrites sx and sg.
     workgroupBarrier();
     return out;
