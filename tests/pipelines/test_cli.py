@@ -266,7 +266,7 @@ def test_divergence_names_the_kernel_with_a_planted_bug(
     """dK off by 1% in attention_backward_short_dKdV (step 5): the divergence names step 5 and dK,
     not an earlier step; rope_k_backward (step 7), judged on its own inputs, still passes."""
     root = corpus_copy(
-        "10_backward_attention.wgsl", "dK[o] = dK[o] + tk;", "dK[o] = dK[o] + tk * 1.01;"
+        "10_backward_attention.wgsl", "dK[o] = dK[o] + tk.x;", "dK[o] = dK[o] + tk.x * 1.01;"
     )
     rc, doc = step_json(cli, "attention", "--corpus", str(root), "--divergence")
     assert rc == 1 and doc["ok"] is False
