@@ -345,7 +345,7 @@ class Result:
         r = self.row
         if r.min_copy is not None and self.copy_frac < r.min_copy:
             self.misses.append(
-                f"{self.copy_frac:.0%} of copy, target {r.min_copy:.0%} "
+                f"{self.copy_frac:.1%} of copy, target {r.min_copy:.0%} "
                 f"({_points(r.min_copy - self.copy_frac)} short)"
             )
         for name, got, want in (
@@ -408,7 +408,10 @@ def measure(session: Session, row: Row, torch: Any, peers: dict, reps: int, chec
 
 
 def _points(frac: float) -> str:
+    """Percentage points, with a decimal under one (a 0.4-point miss must not read "0 points")."""
     n = round(frac * 100)
+    if n < 1:
+        return f"{frac * 100:.1f} points"
     return f"{n} point" if n == 1 else f"{n} points"
 
 
