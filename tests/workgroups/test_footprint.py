@@ -42,8 +42,10 @@ def test_dkdv_owns_its_j_kv_head_slots(session):
     seq, n_kv = dims["seq"], dims["n_kv_heads"]
     j = np.arange(seq)[:, None, None]
     kvh = np.arange(n_kv)[None, :, None]
-    # Workgroup (j, kv_head) of the (seq, n_kv_heads) grid has linear id j + seq * kv_head.
-    want = np.broadcast_to(j + seq * kvh, (seq, n_kv, dims["head_dim"]))
+    # The kernel takes ROWS_PER_WORKGROUP = 2 keys per workgroup: workgroup (j // 2, kv_head)
+    # of the (ceil(seq / 2), n_kv_heads) grid has linear id j // 2 + ceil(seq / 2) * kv_head.
+    assert case.grid == (-(-seq // 2), n_kv, 1)
+    want = np.broadcast_to(j // 2 + -(-seq // 2) * kvh, (seq, n_kv, dims["head_dim"]))
     for name in ("dK", "dV"):
         out = fp.outputs[name]
         assert (out.races, out.holes, out.atomic) == (0, 0, False)
