@@ -38,6 +38,7 @@ if TYPE_CHECKING:
     from workbench.session import Case, Session
 
 DEFAULT_MS = 100.0
+BENCH_WARMUP_MS = 25.0  # as the Timing tab's bench (workbench.screens.main says why)
 Job = Callable[[Callable[[str, float | None], None], Callable[[], bool]], "SweepResult | ABResult"]
 
 
@@ -119,7 +120,9 @@ class BenchScreen(Screen[None]):
             raise UserError(f"budget: {text!r} is not a number of milliseconds") from None
         if not 0 < ms < 1e7:
             raise UserError("budget: the milliseconds to measure each variant must be > 0")
-        return Budget(ms=ms, flush=self.query_one("#bench-flush", Checkbox).value)
+        return Budget(
+            ms=ms, warmup_ms=BENCH_WARMUP_MS, flush=self.query_one("#bench-flush", Checkbox).value
+        )
 
     @on(Button.Pressed, "#bench-run-sweep")
     def start_sweep(self) -> None:

@@ -68,7 +68,7 @@ KEYS: tuple[Key, ...] = (
         "b",
         "bench",
         "Bench",
-        "bench: timed dispatches for 100 ms (`bench_ms` in the configuration) after a second of warm-up, on the adapter's roofline",
+        "bench: timed dispatches for 100 ms (`bench_ms` in the configuration) after 25 ms of warm-up, on the adapter's roofline",
         "Bench kernel",
     ),
     Key(

@@ -59,7 +59,7 @@ class TimingPane(Vertical):
         if run is None or t is None or not t.reps:
             fig.append(
                 f"not timed yet: press {key('bench')} to bench (100 ms of timed dispatches after "
-                f"a second of warm-up), or {key('bench_variants')} to sweep or A/B variants"
+                f"25 ms of warm-up), or {key('bench_variants')} to sweep or A/B variants"
             )
             if run is not None:
                 fig.append(
