@@ -66,7 +66,7 @@ from workbench.viewmodel.keys import key, keymap, rebind
 from workbench.viewmodel.status import kernel_key
 
 POLL_S = 1.0
-SNAPSHOT_ADAPTER = "GPU adapter (snapshot mode)"
+SNAPSHOT_ADAPTER = "adapter (snapshot mode)"  # the header's CPU badge still shows
 
 
 def _env_flag(name: str) -> bool:
@@ -213,7 +213,7 @@ class WorkbenchApp(App[None]):
     @on(SessionOpened)
     async def _session_opened(self, message: SessionOpened) -> None:
         self.session = message.session
-        if self.session.adapter.is_cpu:
+        if self.session.on_cpu:
             # On a CPU adapter the kernels run on the cores the UI draws with; animation frames
             # (the tab underline slides over 0.3 s) then delay keys by hundreds of ms.
             self.animation_level = "none"

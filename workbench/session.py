@@ -270,6 +270,12 @@ class Session:
     def adapter(self) -> AdapterInfo:
         return self.gpu.adapter
 
+    @property
+    def on_cpu(self) -> bool:
+        """Whether the adapter runs on the CPU (lavapipe, llvmpipe, SwiftShader): its times are
+        the CPU's, never to be read as a GPU's."""
+        return self.adapter.is_cpu
+
     def with_adapter(
         self, adapter: str | int | AdapterInfo | None, shared: bool = False
     ) -> Session:

@@ -4,12 +4,14 @@ with generous margins, the fields of the JSON, and verdicts."""
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import replace
 
 import numpy as np
 
 from tests.engine.conftest import run_cli, write_corpus
 from workbench.bench.ab import ab
+from workbench.bench.report import CPU_TIMES
 from workbench.bench.sweep import replan, sweep
 from workbench.gpu.adapters import list_adapters
 from workbench.gpu.device import GpuContext
@@ -181,6 +183,20 @@ def test_bench_json_has_every_field() -> None:
     assert set(out["roofline"]) >= {"bandwidth_gb_s", "peak_gflop_s", "copies", "fma", "method"}
     check = out["clock_check"]
     assert check is not None and set(check) >= {"timestamp_ms", "wall_ms", "agree", "tolerance"}
+
+
+def test_bench_text_marks_cpu_adapter_times() -> None:
+    """On a CPU adapter the bench says its times are the CPU's; rates carry their own prefix."""
+    on_cpu = Session.open().on_cpu
+    proc = run_cli(
+        "bench", "gelu_inplace", "--dim", "seq=2", "--dim", "d_ff=64", "--ms", "5",
+        "--warmup-ms", "1",
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    head = proc.stdout.splitlines()[0]
+    assert (CPU_TIMES in head) is on_cpu
+    rate = next(line for line in proc.stdout.splitlines() if line.strip().startswith("rate"))
+    assert "0.0 " not in rate and re.search(r"\d [kMGT]?B/s", rate), rate
 
 
 def test_bench_refuses_bad_arguments() -> None:

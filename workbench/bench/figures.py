@@ -9,7 +9,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from workbench.units import fmt_rate
+from workbench.units import fmt_percent, fmt_rate
 
 
 @dataclass(frozen=True)
@@ -61,14 +61,17 @@ class Figures:
 
     def summary(self) -> str:
         parts = [fmt_rate(self.gb_per_s, "B")]
-        if self.frac_bandwidth is not None:
-            parts[-1] += f" ({self.frac_bandwidth:.0%} of {fmt_rate(self.bandwidth_gb_s, 'B')})"
+        # A zero rate (no flops in the cost model) is `—`, with no fraction of a ceiling beside it.
+        if self.frac_bandwidth:
+            of = fmt_rate(self.bandwidth_gb_s, "B")
+            parts[-1] += f" ({fmt_percent(self.frac_bandwidth)} of {of})"
         parts.append(fmt_rate(self.gflop_per_s, "FLOP"))
-        if self.frac_compute is not None:
-            parts[-1] += f" ({self.frac_compute:.1%} of {fmt_rate(self.peak_gflop_s, 'FLOP')})"
+        if self.frac_compute:
+            of = fmt_rate(self.peak_gflop_s, "FLOP")
+            parts[-1] += f" ({fmt_percent(self.frac_compute)} of {of})"
         parts.append(f"{self.intensity:.3g} FLOP/B")
         if self.binds:
-            parts.append(f"{self.binds}-bound, at {self.frac_roof:.0%} of that ceiling")
+            parts.append(f"{self.binds}-bound, at {fmt_percent(self.frac_roof)} of that ceiling")
         return "  ".join(parts)
 
     def to_json(self) -> dict[str, Any]:

@@ -12,15 +12,18 @@ from workbench.bench.ab import ABResult
 from workbench.bench.measure import BenchResult
 from workbench.bench.sweep import SweepResult
 from workbench.session import Budget, ClockCheck, Roofline
-from workbench.units import fmt_bytes, fmt_ms, fmt_rate
+from workbench.units import fmt_bytes, fmt_count, fmt_int, fmt_ms, fmt_rate, fmt_ratio
+
+# Said wherever times measured on a CPU adapter are shown, so nobody reads them as GPU figures.
+CPU_TIMES = "CPU adapter: these times are the CPU's, not a GPU's"
 
 
 def header_lines(
-    adapter: str, budget: Budget, roof: Roofline | None, flush: tuple[int, str]
+    adapter: str, budget: Budget, roof: Roofline | None, flush: tuple[int, str], cpu: bool = False
 ) -> list[str]:
     """What was measured on which adapter, how, and against which ceilings."""
     lines = [
-        f"bench on {adapter}",
+        f"bench on {adapter}" + (f"  ({CPU_TIMES})" if cpu else ""),
         f"  budget {budget.ms:g} ms per kernel after {budget.warmup_ms:g} ms warm-up; "
         + (
             f"cache flushed before each pass ({fmt_bytes(flush[0])}: {flush[1]})"
@@ -49,13 +52,13 @@ def time_line(r: BenchResult) -> str:
     return (
         f"median {fmt_ms(t.median_ms)}  p10 {fmt_ms(t.p10_ms)}  p90 {fmt_ms(t.p90_ms)}  "
         f"min {fmt_ms(t.min_ms)}  mean {fmt_ms(t.mean_ms)} ± {fmt_ms(t.std_ms)}  "
-        f"({t.reps} reps; {t.detail})"
+        f"({fmt_count(t.reps, 'rep')}; {t.detail})"
     )
 
 
 def result_lines(r: BenchResult) -> list[str]:
     case = r.case
-    dims = "  ".join(f"{n} {v:,}" for n, v in case.dims.items())
+    dims = "  ".join(f"{n} {fmt_int(v)}" for n, v in case.dims.items())
     lines = [f"{r.label}  ({case.kernel.file}; {dims})  {r.verdict.upper()}"]
     if r.problem:
         lines.append(f"  check  {r.problem}")
@@ -102,7 +105,7 @@ def sweep_rows(res: SweepResult) -> list[SweepRow]:
                 f"{fmt_ms(t.p10_ms)}–{fmt_ms(t.p90_ms)}",
                 str(t.reps),
                 fmt_rate(r.figures.gb_per_s, "B") if r.figures else "",
-                f"{t.median_ms / best.timing.median_ms:.2f}×",
+                fmt_ratio(t.median_ms / best.timing.median_ms),
                 "",
             )
         )

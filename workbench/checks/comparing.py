@@ -12,9 +12,10 @@ import math
 
 import numpy as np
 
-from workbench.checks.result import CheckResult, fmt_err, fmt_val, skipped
+from workbench.checks.result import CheckResult, skipped
 from workbench.closeness import Comparison, name_index
 from workbench.session import Run
+from workbench.units import fmt_err, fmt_val
 
 COLUMNS = ("index", "got", "reference", "|Δ|", "rel", "ULP", "note")
 ROWS_SHOWN = 10

@@ -16,10 +16,11 @@ from typing import Any
 
 import numpy as np
 
-from workbench.checks.result import CheckResult, callbacks, fmt_err, fmt_val
+from workbench.checks.result import CheckResult, callbacks
 from workbench.checks.sizing import REPEATS, dims_text, sized
 from workbench.closeness import name_index
 from workbench.session import Case, Run, Session
+from workbench.units import fmt_err, fmt_val
 
 DEFAULT_REPEATS = 5
 ROWS_SHOWN = 10

@@ -31,13 +31,14 @@ from typing import Any
 
 import numpy as np
 
-from workbench.checks.result import CheckResult, Say, callbacks, fmt_err, fmt_val, skipped
+from workbench.checks.result import CheckResult, Say, callbacks, skipped
 from workbench.checks.sizing import SCENARIOS, dims_text, sized
 from workbench.closeness import Override, name_index, tolerance_for
 from workbench.errors import UserError
 from workbench.session import Case, Session, shipped_corpus
 from workbench.specs.base import GradLink
 from workbench.specs.registry import spec_for
+from workbench.units import fmt_err, fmt_val
 from workbench.wgsl.corpus import Kernel
 
 EPS64 = 1e-6

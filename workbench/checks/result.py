@@ -7,7 +7,6 @@ Also the callbacks checks default to.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -126,25 +125,3 @@ def _say_nothing(_msg: str, _frac: float) -> None:
 
 def _never() -> bool:
     return False
-
-
-def fmt_err(x: float) -> str:
-    """An error figure: two significant digits in exponent form (`2.1e-06`), or 0."""
-    if math.isnan(x):
-        return "nan"
-    if math.isinf(x):
-        return "inf"
-    if x == 0:
-        return "0"
-    return f"{x:.1e}"
-
-
-def fmt_val(x: float) -> str:
-    """A value beside its reference: enough digits to see an f32 difference."""
-    if math.isnan(x):
-        return "NaN"
-    if math.isinf(x):
-        return "+Inf" if x > 0 else "-Inf"
-    if x == 0:
-        return "-0" if math.copysign(1.0, x) < 0 else "0"
-    return f"{x:.7g}"

@@ -41,12 +41,13 @@ from typing import Any
 
 import numpy as np
 
-from workbench.checks.result import CheckResult, callbacks, fmt_err, skipped
+from workbench.checks.result import CheckResult, callbacks, skipped
 from workbench.checks.sizing import SCENARIOS, dims_text, sized
 from workbench.closeness import compare, same_nonfinite, tolerance_for
 from workbench.errors import UserError
 from workbench.session import Case, Session
 from workbench.specs.base import KernelSpec
+from workbench.units import fmt_err
 
 VALUES: dict[str, float] = {
     "nan": math.nan,

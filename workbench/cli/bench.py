@@ -83,7 +83,13 @@ def cmd_bench(args: argparse.Namespace) -> int:
         "roofline": roof.to_json(),
     }
     if not args.json:
-        print("\n".join(header_lines(session.adapter.label, budget, roof, session.flush_size)))
+        print(
+            "\n".join(
+                header_lines(
+                    session.adapter.label, budget, roof, session.flush_size, session.adapter.is_cpu
+                )
+            )
+        )
     failed = False
     if sweep_spec:
         base = cases[0]

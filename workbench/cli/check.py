@@ -31,6 +31,7 @@ from workbench.cli.common import (
 )
 from workbench.errors import MissingFeatureError, UserError, WorkbenchError
 from workbench.session import Case, Session
+from workbench.units import fmt_count, fmt_int, fmt_seconds
 
 ROWS_SHOWN = 5
 VERDICT_TEXT = {
@@ -249,10 +250,11 @@ def _check_all(
     elif counts["pass"] == len(kernels):
         verdict = "PASS"
     else:
-        verdict = f"RAN ({counts['pass']} of {len(kernels)} kernels compared with a reference)"
+        verdict = f"RAN ({counts['pass']} of {fmt_count(len(kernels), 'kernel')} compared with a reference)"
     quick = ", quick" if args.quick else ""
     print(
-        f"verdict: {verdict}  {len(kernels)} kernels on {session.adapter.label}{quick} in {elapsed:.1f} s"
+        f"verdict: {verdict}  {fmt_count(len(kernels), 'kernel')} on {session.adapter.label}{quick} "
+        f"in {fmt_seconds(elapsed)}"
     )
     print(summary_line(counts))
     return 0 if ok else 1
@@ -285,7 +287,7 @@ def _mark(r: CheckResult) -> str:
 
 
 def print_report(report: CheckReport, verbose: bool) -> None:
-    dims = "  ".join(f"{k} {v:,}" for k, v in report.dims.items())
+    dims = "  ".join(f"{k} {fmt_int(v)}" for k, v in report.dims.items())
     print(f"{report.kernel}  ({report.file})  on {report.adapter}   {dims}")
     by_kind: dict[str, list[CheckResult]] = defaultdict(list)
     for r in report.results:
@@ -301,7 +303,7 @@ def print_report(report: CheckReport, verbose: bool) -> None:
     for note in report.notes:
         print(f"  note: {note}")
     state = "CANCELLED" if report.cancelled else VERDICT_TEXT[report.verdict]
-    print(f"  verdict: {state} ({report.elapsed_s:.1f} s)")
+    print(f"  verdict: {state} ({fmt_seconds(report.elapsed_s)})")
 
 
 def _print_special(results: list[CheckResult]) -> None:
@@ -353,7 +355,7 @@ def print_compact(report: CheckReport, verbose: bool) -> None:
     verdict = report.verdict.upper()
     print(
         f"{mark} {report.kernel:<30} {verdict:<8} {'  '.join(counts):<60} "
-        f"{report.elapsed_s:5.1f} s  {dims}"
+        f"{fmt_seconds(report.elapsed_s):>8}  {dims}"
     )
     for r in report.results:
         warned = r.kind == "evidence" and r.details.get("warning")

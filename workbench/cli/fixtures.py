@@ -33,6 +33,7 @@ from workbench.fixtures import (
     replay_paths,
 )
 from workbench.fixtures.report import junit_xml, result_lines, results_json, summary_line
+from workbench.units import fmt_bytes, fmt_count
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -94,7 +95,7 @@ def cmd_record(args: argparse.Namespace) -> int:
         )
         return 0
     size = path.stat().st_size + path.with_suffix(".npz").stat().st_size
-    print(f"recorded {path} (+ .npz, {size / 1024:,.1f} KiB in all)")
+    print(f"recorded {path} (+ .npz, {fmt_bytes(size)} in all)")
     print(f"  {case.name}  " + "  ".join(f"{k}={v}" for k, v in case.dims.items()))
     for c in run.compare.values():
         print("  " + c.summary())
@@ -122,7 +123,10 @@ def cmd_replay(args: argparse.Namespace) -> int:
             print("\n".join(result_lines(result)), flush=True)
 
     if not quiet:
-        print(f"replaying {len(manifests)} fixtures on {session.adapter.label}", flush=True)
+        print(
+            f"replaying {fmt_count(len(manifests), 'fixture')} on {session.adapter.label}",
+            flush=True,
+        )
     results = replay_paths(session, manifests, on_result=show)
     if args.junit:
         try:

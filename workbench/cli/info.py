@@ -12,7 +12,7 @@ import argparse
 from workbench.cli.common import add_corpus_adapter, corpus_alias, open_session, print_json
 from workbench.cli.step import list_pipelines
 from workbench.session import Session
-from workbench.units import fmt_ms, fmt_rate
+from workbench.units import fmt_bytes, fmt_int, fmt_ms, fmt_rate
 from workbench.wgsl.corpus import Kernel
 
 
@@ -61,10 +61,10 @@ def cmd_adapters(args: argparse.Namespace) -> int:
             print(f"     ! cannot run compute shaders: {r['problem']}")
         print(
             f"     subgroup size {r['subgroup_size'] or '–'}   max storage binding "
-            f"{lim.get('max-storage-buffer-binding-size', 0) / (1 << 20):,.0f} MiB   "
-            f"workgroups/dim {lim.get('max-compute-workgroups-per-dimension', 0):,}   "
+            f"{fmt_bytes(lim.get('max-storage-buffer-binding-size', 0))}   "
+            f"workgroups/dim {fmt_int(lim.get('max-compute-workgroups-per-dimension', 0))}   "
             f"invocations/wg {lim.get('max-compute-invocations-per-workgroup', 0)}   "
-            f"workgroup memory {_kib(lim.get('max-compute-workgroup-storage-size', 0))}"
+            f"workgroup memory {fmt_bytes(lim.get('max-compute-workgroup-storage-size', 0))}"
         )
         useful = [
             f
@@ -164,7 +164,7 @@ def cmd_list(args: argparse.Namespace) -> int:
     width = max((len(r["name"]) for r in rows), default=10)
     for r in rows:
         wg = "x".join(map(str, r["workgroup_size"])) if r["workgroup_size"] else "–"
-        shared = _kib(r["workgroup_bytes"]) if r["workgroup_bytes"] else "–"
+        shared = fmt_bytes(r["workgroup_bytes"]) if r["workgroup_bytes"] else "–"
         spec = "spec" if r["spec"] else "ad hoc"
         first, *rest = r["status"].splitlines() or [""]
         print(
@@ -185,7 +185,3 @@ def cmd_list(args: argparse.Namespace) -> int:
 def _at(kernel: Kernel, line: int) -> str:
     file, line = kernel.locate(line)
     return f"{file}:{line}"
-
-
-def _kib(n: int) -> str:
-    return f"{n / 1024:.1f} KiB" if n >= 1024 else f"{n} B"

@@ -11,7 +11,7 @@ import argparse
 
 from workbench.cli.common import add_case_options, build_case, open_session, print_json
 from workbench.errors import UserError
-from workbench.units import fmt_ms
+from workbench.units import fmt_count, fmt_grid, fmt_int, fmt_seconds
 from workbench.workgroups.footprint import DEFAULT_MAX_WORKGROUPS, Footprint, footprint
 from workbench.workgroups.probes import (
     DEFAULT_CAPACITY,
@@ -68,20 +68,26 @@ def cmd_footprint(args: argparse.Namespace) -> int:
 
 
 def print_footprint(fp: Footprint) -> None:
-    how = f"sampled {fp.stepped:,} of {fp.workgroups:,}" if fp.sampled else "every workgroup"
+    how = (
+        f"sampled {fmt_int(fp.stepped)} of {fmt_int(fp.workgroups)}"
+        if fp.sampled
+        else "every workgroup"
+    )
     print(
-        f"{fp.kernel}: {fp.workgroups:,} workgroups (grid {'x'.join(map(str, fp.grid))}), "
-        f"{how} stepped in {fp.dispatches} dispatches, {fmt_ms(fp.wall_s * 1e3)}"
+        f"{fp.kernel}: grid {fmt_grid(fp.grid)}, {how} stepped in "
+        f"{fmt_count(fp.dispatches, 'dispatch')}, {fmt_seconds(fp.wall_s)}"
     )
     print(f"  sentinel fill: {fp.sentinel}")
     for name, o in fp.outputs.items():
-        print(f"  {name}: {o.written:,} of {o.elements:,} elements written; {o.verdict()}")
+        print(
+            f"  {name}: {fmt_int(o.written)} of {fmt_count(o.elements, 'element')} written; {o.verdict()}"
+        )
         if not o.atomic:
             for i in o.first_races():
                 print(f"    race at {o.named(i)}: {o.writers(i)}")
             for a, b in o.hole_ranges():
                 span = o.named(a) if a == b else f"{o.named(a)} .. {o.named(b)}"
-                print(f"    hole {span} ({b - a + 1:,} elements)")
+                print(f"    hole {span} ({fmt_count(b - a + 1, 'element')})")
     for note in fp.notes:
         print(f"  note: {note}")
 
@@ -102,8 +108,8 @@ def cmd_probe(args: argparse.Namespace) -> int:
 
 def print_probes(result: ProbeRun) -> None:
     print(
-        f"{result.kernel}: {len(result.records):,} records ({result.filter.describe()}), "
-        f"{result.dropped:,} dropped past the capacity of {result.capacity:,}"
+        f"{result.kernel}: {fmt_count(len(result.records), 'record')} ({result.filter.describe()}), "
+        f"{fmt_int(result.dropped)} dropped past the capacity of {fmt_int(result.capacity)}"
     )
     print(f"  {'order':>7}  {'workgroup':<12} {'local':<12} {'tag':>5}  value")
     for r in result.records:

@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from workbench.bench.report import CPU_TIMES
 from workbench.cli.common import (
     add_case_options,
     add_tolerance_options,
@@ -19,7 +20,7 @@ from workbench.cli.common import (
 )
 from workbench.errors import UserError
 from workbench.session import Run, array_stats
-from workbench.units import fmt_bytes, fmt_ms, fmt_num, fmt_rate
+from workbench.units import fmt_bytes, fmt_count, fmt_grid, fmt_int, fmt_ms, fmt_num, fmt_rate
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -95,7 +96,7 @@ def uniform_text(value: Any) -> str:
     if isinstance(value, float | np.floating) and not float(value).is_integer():
         return fmt_num(float(value))
     if isinstance(value, int | float | np.integer | np.floating):
-        return f"{int(value):,}"
+        return fmt_int(int(value))
     return "?" if value is None else str(value)
 
 
@@ -116,8 +117,8 @@ def stats_line(name: str, arr: np.ndarray) -> str | None:
     kinds["-inf"] = int((f == -np.inf).sum())
     present = [(k, n) for k, n in kinds.items() if n]
     if len(present) == 1:
-        return f"{name}: all {present[0][0]} ({s['count']:,} elements)"
-    return f"{name}: no finite value ({', '.join(f'{n:,} {k}' for k, n in present)})"
+        return f"{name}: all {present[0][0]} ({fmt_count(s['count'], 'element')})"
+    return f"{name}: no finite value ({', '.join(f'{fmt_int(n)} {k}' for k, n in present)})"
 
 
 def print_run(run: Run) -> None:
@@ -127,9 +128,8 @@ def print_run(run: Run) -> None:
     kind = ("described" if case.spec.described else "spec") if case.spec else "ad hoc"
     print(f"{case.name}  ({k.file}, {kind})  on {run.adapter.label}")
     dims = "  ".join(f"{n} {v:,}" for n, v in case.dims.items())
-    grid = "x".join(map(str, run.grid))
     wg = "x".join(map(str, ep.workgroup_size)) if ep else "?"
-    print(f"  {dims}   grid {grid}  wg {wg}  ({case.workgroups:,} workgroups)")
+    print(f"  {dims}   grid {fmt_grid(run.grid)}  wg {wg}")
     for p in case.bindings:
         if p.role == "uniform":
             # A uniform's values say more than its shape: `params  uniform  a=0 n=1,024`.
@@ -155,17 +155,19 @@ def print_run(run: Run) -> None:
                 f"      {m.named}: got {fmt_num(m.got)}  ref {fmt_num(m.ref)}  |Δ| {fmt_num(m.abs_err)}"
             )
         if c.n_bad > len(c.worst[:5]):
-            print(f"      … {c.n_bad - len(c.worst[:5]):,} more")
+            print(f"      … {fmt_int(c.n_bad - len(c.worst[:5]))} more")
     if run.timing and run.timing.reps:
         t = run.timing
         line = (
             f"  time {fmt_ms(t.median_ms)} median  (p10 {fmt_ms(t.p10_ms)}, p90 {fmt_ms(t.p90_ms)}, "
-            f"{t.reps} reps, {t.method})"
+            f"{fmt_count(t.reps, 'rep')}, {t.method})"
         )
         tp = run.throughput()
         if tp:
             line += f"  {fmt_rate(tp['gb_per_s'], 'B')}  {fmt_rate(tp['gflop_per_s'], 'FLOP')}"
         print(line)
+        if run.adapter.is_cpu:
+            print(f"  {CPU_TIMES}")
     for note in case.notes:
         print(f"  note: {note}")
     if run.ok is not None:

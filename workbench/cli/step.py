@@ -12,7 +12,7 @@ from workbench.pipelines import load_pipeline, shipped_names
 from workbench.pipelines.plan import plan
 from workbench.pipelines.report import PipelineReport, step_pipeline
 from workbench.pipelines.snapshots import DEFAULT_CAP
-from workbench.units import fmt_bytes, fmt_ms, fmt_num
+from workbench.units import fmt_bytes, fmt_count, fmt_int, fmt_ms, fmt_num
 
 _UNITS = {"": 1, "b": 1, "kib": 1 << 10, "mib": 1 << 20, "gib": 1 << 30}
 
@@ -73,10 +73,10 @@ def print_report(report: PipelineReport, adapter: str) -> None:
     s, planned = report.stepper, report.plan
     branch = f" (branch {planned.branch})" if planned.branch else ""
     print(f"{planned.name}{branch}  ({planned.pipeline.file})  on {adapter}")
-    print("  " + "  ".join(f"{k} {v:,}" for k, v in planned.dims.items()))
+    print("  " + "  ".join(f"{k} {fmt_int(v)}" for k, v in planned.dims.items()))
     width = max(len(st.name) for st in planned.steps)
     for r in s.records:
-        written = ", ".join(f"{b} {n:,}" for b, n in r.written.items()) or "nothing"
+        written = ", ".join(f"{b} {fmt_int(n)}" for b, n in r.written.items()) or "nothing"
         worst = max(r.compare.values(), key=lambda c: c.max_abs, default=None)
         detail = f"max|Δ| {fmt_num(worst.max_abs)}" if worst else "no reference"
         print(
@@ -108,7 +108,7 @@ def print_report(report: PipelineReport, adapter: str) -> None:
     h = s.history
     evicted = f"; the cap evicted {h.describe_evicted()}" if h.evicted else ""
     print(
-        f"  memory: {fmt_bytes(h.kept_bytes)} kept for {s.position} steps (cap "
+        f"  memory: {fmt_bytes(h.kept_bytes)} kept for {fmt_count(s.position, 'step')} (cap "
         f"{fmt_bytes(h.cap_bytes)}){evicted}"
     )
     print("  verdict: " + ("PASS" if report.ok else "FAIL"))

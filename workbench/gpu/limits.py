@@ -13,6 +13,7 @@ from collections.abc import Sequence
 
 from workbench.errors import Advice, LimitError
 from workbench.gpu.adapters import AdapterInfo
+from workbench.units import fmt_bytes
 from workbench.wgsl.reflect import Binding, EntryPoint
 
 # WebGPU's default limits, used where an adapter does not report one.
@@ -70,8 +71,8 @@ def check_limits(
         cap = min(cap, lim.get("max-buffer-size", cap))
         if nbytes > cap:
             raise LimitError(
-                f"{where}: binding {b.binding} '{b.name}' would need {mib(nbytes)} "
-                f"({nbytes:,} bytes), over the adapter's {cap_name} of {mib(cap)} "
+                f"{where}: binding {b.binding} '{b.name}' would need {fmt_bytes(nbytes)} "
+                f"({nbytes:,} bytes), over the adapter's {cap_name} of {fmt_bytes(cap)} "
                 f"({cap:,} bytes); use smaller dims or another adapter"
             )
     storage = sum(1 for b, _ in sized if b.space == "storage")
@@ -114,8 +115,3 @@ def check_limits(
             "in one dimension even after folding; use smaller dims"
         )
     return folded
-
-
-def mib(n: int) -> str:
-    """A byte count as MiB with one decimal, or bytes when under one MiB."""
-    return f"{n / (1 << 20):,.1f} MiB" if n >= 1 << 20 else f"{n:,} bytes"

@@ -28,6 +28,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from workbench.units import fmt_count, fmt_ms, fmt_ratio
+
 if TYPE_CHECKING:
     from workbench.gpu.adapters import AdapterInfo
     from workbench.gpu.device import GpuContext
@@ -182,15 +184,18 @@ class ClockCheck:
 
     def summary(self) -> str:
         head = (
-            f"timestamps {self.timestamp_ms:.4g} ms per pass, wall clock {self.wall_ms:.4g} ms per "
-            f"pass over {self.batches} batches of {self.batch} back-to-back passes"
+            f"timestamps {fmt_ms(self.timestamp_ms)} per pass, wall clock {fmt_ms(self.wall_ms)} per "
+            f"pass over {fmt_count(self.batches, 'batch')} of {fmt_count(self.batch, 'back-to-back pass')}"
         )
         if self.agree:
-            return f"{head}: agree within {self.tolerance:.0%} ({self.ratio:.2f}×)"
-        return f"{head}: they do NOT agree within {self.tolerance:.0%} ({self.ratio:.2f}×); " + (
-            "time between passes the timestamps do not see (launch overhead) dominates"
-            if self.ratio > 1
-            else "the timestamp clock runs fast: distrust the timestamps"
+            return f"{head}: agree within {self.tolerance:.0%} ({fmt_ratio(self.ratio)})"
+        return (
+            f"{head}: they do NOT agree within {self.tolerance:.0%} ({fmt_ratio(self.ratio)}); "
+            + (
+                "time between passes the timestamps do not see (launch overhead) dominates"
+                if self.ratio > 1
+                else "the timestamp clock runs fast: distrust the timestamps"
+            )
         )
 
     def to_json(self) -> dict[str, Any]:

@@ -16,6 +16,7 @@ import numpy as np
 
 from workbench.closeness import Comparison
 from workbench.pipelines.plan import PipelinePlan, PlannedStep
+from workbench.units import fmt_err, fmt_int, fmt_val
 
 
 @dataclass(frozen=True)
@@ -52,13 +53,13 @@ class Divergence:
         c = self.comparison
         worst = c.worst[0] if c.worst else None
         where = (
-            f" worst at {worst.named}: got {worst.got:.6g}, float64 chain {worst.ref:.6g}"
+            f" worst at {worst.named}: got {fmt_val(worst.got)}, float64 chain {fmt_val(worst.ref)}"
             if worst
             else ""
         )
         return (
             f"first divergence: step {self.step} {self.kernel}, {self.buffer}: "
-            f"{c.n_bad:,}/{c.n_total:,} outside tolerance, max|Δ| {c.max_abs:.3g};{where}"
+            f"{fmt_int(c.n_bad)}/{fmt_int(c.n_total)} outside tolerance, max|Δ| {fmt_err(c.max_abs)};{where}"
         )
 
 

@@ -25,7 +25,7 @@ from textual.worker import Worker, WorkerState, get_current_worker
 
 from workbench.bench.ab import ABResult, ab
 from workbench.bench.plot import Point
-from workbench.bench.report import ab_lines, roofline_line, sweep_rows
+from workbench.bench.report import CPU_TIMES, ab_lines, roofline_line, sweep_rows
 from workbench.bench.sweep import SweepResult, check_override, parse_sweep, replan, sweep
 from workbench.errors import UserError, WorkbenchError
 from workbench.messages import BenchFailed, BenchFinished, Progress
@@ -89,6 +89,7 @@ class BenchScreen(Screen[None]):
                 (f"Bench {self.case.name}", "bold"),
                 f"  ({self.case.kernel.file}, at its form's dims): every variant is checked "
                 "against the reference before it is timed; escape cancels, then goes back",
+                *([("\n" + CPU_TIMES, "bold yellow")] if self.session.on_cpu else []),
             ),
             id="bench-head",
         )
@@ -102,7 +103,7 @@ class BenchScreen(Screen[None]):
         yield ProgressBar(total=1.0, show_eta=False, id="bench-progress")
         yield Static(id="bench-status")
         table = DataTable(id="bench-table", zebra_stripes=True, cursor_type="row")
-        table.add_columns("", "variant", "check", "median", "p10–p90", "reps", "GB/s", "vs best")
+        table.add_columns("", "variant", "check", "median", "p10–p90", "reps", "rate", "vs best")
         yield table
         yield Static(id="bench-text")
         yield RooflineChart(id="bench-roofline")

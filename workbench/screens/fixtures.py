@@ -38,6 +38,7 @@ from workbench.fixtures.replay import summary_counts, unreadable
 from workbench.fixtures.report import result_lines, summary_line
 from workbench.messages import FixtureReplayed, Progress
 from workbench.session import Case, Run, Session
+from workbench.units import fmt_count
 from workbench.viewmodel.fixture_places import origin
 
 STATUS_CELL = {
@@ -152,7 +153,7 @@ class FixturesScreen(Screen):
                 fx.dims_text() if fx else "",
                 key=key,
             )
-        self._label(f"{len(paths)} fixtures · r replays them all")
+        self._label(f"{fmt_count(len(paths), 'fixture')} · r replays them all")
         self._show_detail()
 
     def _result_text(self, r: ReplayResult) -> Text:

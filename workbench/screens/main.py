@@ -200,6 +200,9 @@ class MainScreen(Screen):
         text.append("workbench", style="bold")
         text.append(" · ")
         if app.session is not None:
+            if app.session.on_cpu:
+                text.append(" CPU ", style="bold black on yellow")
+                text.append(" ")
             text.append(app.adapter_label())
         else:
             text.append(app.opening or "opening the GPU adapter…", style="italic")
@@ -368,6 +371,7 @@ class MainScreen(Screen):
             show_module=self.show_module,
             roofline=session.measured_roofline() if session else None,
             baseline=self.history.diff(self.current or "", st.run if st else None),
+            cpu=session.on_cpu if session else False,
         )
 
     def watch_view(self, view: View) -> None:

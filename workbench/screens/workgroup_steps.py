@@ -22,6 +22,7 @@ from textual.widgets import Footer, Static
 from workbench.errors import WorkbenchError
 from workbench.messages import WorkgroupStepFailed, WorkgroupStepped
 from workbench.session import Case, Session
+from workbench.units import fmt_count, fmt_int
 from workbench.widgets.array_view import ArrayView
 from workbench.workgroups.stepper import WorkgroupStep, WorkgroupStepper
 
@@ -145,7 +146,9 @@ class WorkgroupStepScreen(Screen[None]):
             last = "nothing run yet"
         head = Text()
         head.append(f"{case.name}", style="bold")
-        head.append(f"  grid {grid}  {state.done:,} of {st.total:,} workgroups run  ·  {last}")
+        head.append(
+            f"  grid {grid}  {fmt_int(state.done)} of {fmt_count(st.total, 'workgroup')} run  ·  {last}"
+        )
         self.query_one("#wg-head", Static).update(head)
         if not self.names:
             return
@@ -157,6 +160,6 @@ class WorkgroupStepScreen(Screen[None]):
         self.query_one("#wg-array", ArrayView).show(shaped, ref=ref)
         changed = len(state.changed.get(name, ()))
         self._say(
-            f"{name} {'x'.join(map(str, data.shape))}: {changed:,} elements changed by the last "
+            f"{name} {'x'.join(map(str, data.shape))}: {fmt_count(changed, 'element')} changed by the last "
             f"step (red)  ·  o: next buffer ({len(self.names)})"
         )

@@ -155,6 +155,7 @@ class View:
     benches: tuple[Point, ...] = ()  # the same benches on the roofline
     roofline: Roofline | None = None  # the adapter's, once measured
     snapshot: bool = False
+    cpu: bool = False  # the adapter is a CPU one: its times are marked as the CPU's
     corpus_root: Path | None = None
     features: frozenset[str] = frozenset()
     show_module: bool = False

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from workbench.closeness import Comparison
 from workbench.pipelines.stepper import Stepper
-from workbench.units import fmt_bytes, fmt_ms, fmt_num
+from workbench.units import fmt_bytes, fmt_int, fmt_ms, fmt_num, plural
 
 MASK = "·····"  # timings in snapshot mode, so pictures do not change from run to run
 CHANGED = "●"
@@ -109,5 +109,7 @@ def diff_lines(c: Comparison, shown: int = 5) -> list[str]:
     for m in c.worst[:shown]:
         lines.append(f"  {m.named}: {fmt_num(m.got)} vs {fmt_num(m.ref)}  |Δ| {fmt_num(m.abs_err)}")
     if c.n_bad > shown:
-        lines.append(f"  … {c.n_bad - shown:,} more elements differ")
+        lines.append(
+            f"  … {fmt_int(c.n_bad - shown)} more {plural(c.n_bad - shown, 'element')} differ"
+        )
     return lines

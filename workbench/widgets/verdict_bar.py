@@ -20,7 +20,7 @@ from textual.widgets import ProgressBar, Static
 
 from workbench.checks import CheckReport
 from workbench.session import Run
-from workbench.units import fmt_ms
+from workbench.units import fmt_err, fmt_int, fmt_ms
 from workbench.viewmodel.kernel_state import MASK
 from workbench.viewmodel.keys import key
 
@@ -89,9 +89,10 @@ def _run_text(
         text.append(*(("✓ ", style("good")) if c.ok else ("✗ ", style("bad"))))
         text.append(f"{name} ", style=style("name"))
         if c.ok:
-            text.append(f"|Δ| {c.max_abs:.2g}  ", style=style("hint"))
+            text.append(f"|Δ| {fmt_err(c.max_abs)}  ", style=style("hint"))
         else:
-            text.append(f"{c.n_bad:,}/{c.n_total:,} outside tol, max|Δ| {c.max_abs:.2g}  ")
+            bad = f"{fmt_int(c.n_bad)}/{fmt_int(c.n_total)}"
+            text.append(f"{bad} outside tol, max|Δ| {fmt_err(c.max_abs)}  ")
     if run.timing and run.timing.reps:
         text.append("median " + (MASK if snapshot else fmt_ms(run.timing.median_ms)))
     else:

@@ -38,6 +38,7 @@ from workbench.closeness import name_index
 from workbench.errors import UserError, WorkbenchError
 from workbench.recipes import DEFAULT_SEED
 from workbench.session import BindingPlan, Case, Session
+from workbench.units import fmt_count, fmt_int
 from workbench.workgroups.guarded import GuardedRunner, Selection, writable
 
 SENTINELS = {2: 0x7DA5, 4: 0x7FA5A5A5, 8: 0x7FF5A5A5A5A5A5A5}
@@ -87,10 +88,11 @@ class OutputFootprint:
     def verdict(self) -> str:
         """`no races, no holes`, `2 races, 1 hole`, or what an atomic binding's sharing is."""
         if self.atomic:
-            return f"atomic: shared by design ({_count(self.multiple, 'element')} with several writers)"
+            several = fmt_count(self.multiple, "element")
+            return f"atomic: shared by design ({several} with several writers)"
         if self.ok:
             return "no races, no holes"
-        return f"{_count(self.races, 'race')}, {_count(self.holes, 'hole')}"
+        return f"{fmt_count(self.races, 'race')}, {fmt_count(self.holes, 'hole')}"
 
     def named(self, flat: int) -> str:
         return name_index(np.unravel_index(flat, self.owner.shape), self.axes)
@@ -236,8 +238,8 @@ def footprint(
         for name, owner in owners.items():
             owner[(owner == HOLE) & full[name]] = UNSTEPPED
         notes.append(
-            f"sampled: {stepped:,} of {total:,} workgroups stepped (runs of consecutive "
-            f"workgroups, one run in every {1 << bin(mask).count('1')}, seed {seed}); "
+            f"sampled: {fmt_int(stepped)} of {fmt_count(total, 'workgroup')} stepped (runs of "
+            f"consecutive workgroups, one run in every {1 << bin(mask).count('1')}, seed {seed}); "
             "one full dispatch found the holes; raise --max-workgroups to step all"
         )
     outputs = {
@@ -422,10 +424,6 @@ def _next_match(a: int, mask: int, value: int) -> int:
             continue
         return (a & above) | bit | (value & (bit - 1))
     return 1 << 64
-
-
-def _count(n: int, word: str) -> str:
-    return f"{n:,} {word}{'' if n == 1 else 's'}"
 
 
 def sentinel_like(plan: BindingPlan) -> np.ndarray:

@@ -19,27 +19,27 @@ from textual.widgets import Button, Checkbox, Input, Label, Static
 
 from workbench.session import Case
 from workbench.specs.base import KernelSpec
-from workbench.units import fmt_bytes
+from workbench.units import fmt_bytes, fmt_count, fmt_grid, fmt_int
 from workbench.viewmodel.form import FormState, dims_of, path_field_id, uniform_value
 from workbench.widgets.form.recipe_grid import RecipeGrid
 from workbench.widgets.form.toggle import Toggle
 
 
 def derived_text(case: Case) -> Text:
-    """`n = 1,572,864 · grid 6144×1×1 · wg 256 · 6,144 workgroups · 30.0 MiB in 5 buffers`."""
+    """`n = 1,572,864 · grid 6,144 workgroups · wg 256×1×1 · 30.0 MiB in 5 buffers` (a grid of more
+    than one axis: `grid 8×4×1 = 32 workgroups`)."""
     ep = case.kernel.entry_point
     text = Text()
     n = case.uniforms.get("n")
     if isinstance(n, (int, np.integer)):
-        text.append(f"n = {int(n):,}", style="bold")
+        text.append(f"n = {fmt_int(int(n))}", style="bold")
         text.append(" · ")
-    text.append("grid " + "×".join(map(str, case.grid)))
+    text.append("grid " + fmt_grid(case.grid))
     if ep is not None:
         text.append(" · wg " + "×".join(map(str, ep.workgroup_size)))
-    text.append(f" · {case.workgroups:,} workgroups")
     storage = [p for p in case.bindings if p.role != "uniform"]
     total = sum(p.nbytes for p in storage)
-    text.append(f" · {fmt_bytes(total)} in {len(storage)} buffers")
+    text.append(f" · {fmt_bytes(total)} in {fmt_count(len(storage), 'buffer')}")
     return text
 
 
@@ -134,7 +134,9 @@ class CaseForm(Vertical):
                 with Horizontal(classes="field"):
                     yield Label(d.name)
                     inp = self._input(self._state.dims.get(d.name, str(d.default)), f"dim-{d.name}")
-                    inp.tooltip = f"{d.name}: {d.doc or 'dimension'} [{d.lo:,}, {d.hi:,}]"
+                    inp.tooltip = (
+                        f"{d.name}: {d.doc or 'dimension'} [{fmt_int(d.lo)}, {fmt_int(d.hi)}]"
+                    )
                     yield inp
             with Horizontal(classes="field"):
                 yield Label("seed")

@@ -15,6 +15,7 @@ from textual.containers import Vertical
 from textual.reactive import reactive
 from textual.widgets import Static
 
+from workbench.units import fmt_count, fmt_int
 from workbench.viewmodel.footprint import legend_items
 from workbench.viewmodel.kernel_state import View
 from workbench.viewmodel.keys import key
@@ -75,16 +76,16 @@ class FootprintPane(Vertical):
         name = names[self._index]
         text = Text()
         how = (
-            f"sampled {fp.stepped:,} of {fp.workgroups:,} workgroups"
+            f"sampled {fmt_int(fp.stepped)} of {fmt_count(fp.workgroups, 'workgroup')}"
             if fp.sampled
-            else f"all {fp.workgroups:,} workgroups stepped"
+            else f"all {fmt_count(fp.workgroups, 'workgroup')} stepped"
         )
-        text.append(f"{how} in {fp.dispatches} dispatches", style="dim")
+        text.append(f"{how} in {fmt_count(fp.dispatches, 'dispatch')}", style="dim")
         for other in names:
             o = fp.outputs[other]
             style = "cyan" if o.atomic else ("green" if o.ok else "bold red")
             text.append(f"\n{'▸' if other == name else ' '} {other}: ")
-            text.append(f"{o.written:,} of {o.elements:,} written · ")
+            text.append(f"{fmt_int(o.written)} of {fmt_int(o.elements)} written · ")
             text.append(o.verdict(), style=style)
         if len(names) > 1:
             text.append(f"   ({key('next_footprint_output')}: next binding)", style="dim")

@@ -12,7 +12,8 @@ from textual.widgets import Static
 
 from workbench.bench.figures import Figures
 from workbench.bench.plot import Point
-from workbench.units import fmt_bytes
+from workbench.bench.report import CPU_TIMES
+from workbench.units import fmt_bytes, fmt_count
 from workbench.viewmodel.kernel_state import View
 from workbench.viewmodel.keys import key
 from workbench.widgets.plots import line_plot
@@ -54,7 +55,8 @@ class TimingPane(Vertical):
         cost = case.cost if case else None
         if cost is not None:
             fig.append("cost model: ", style="bold")
-            fig.append(f"{fmt_bytes(cost.bytes)} moved, {cost.flops:,} flops per dispatch\n")
+            flops = fmt_count(cost.flops, "flop") if cost.flops else "no flops"
+            fig.append(f"{fmt_bytes(cost.bytes)} moved, {flops} per dispatch\n")
         t = run.timing if run else None
         if run is None or t is None or not t.reps:
             fig.append(
@@ -75,7 +77,7 @@ class TimingPane(Vertical):
         reps = (
             "# reps after # warm-up rounds"
             if view.snapshot
-            else (f"{t.reps} reps after {t.warmup} warm-up rounds")
+            else f"{fmt_count(t.reps, 'rep')} after {fmt_count(t.warmup, 'warm-up round')}"
         )
         fig.append("median ", style="bold")
         fig.append(view.ms(t.median_ms))
@@ -84,6 +86,8 @@ class TimingPane(Vertical):
         )
         fig.append(f"   mean {view.ms(t.mean_ms)} ± {view.ms(t.std_ms)}\n")
         fig.append(f"{reps}; {t.detail}\n")
+        if view.cpu:
+            fig.append(CPU_TIMES + "\n", style="bold yellow")
         roof = view.roofline
         figures = (
             Figures(
