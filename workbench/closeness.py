@@ -1,8 +1,17 @@
 """What "close" means, in one place: tolerances, where each value came from, and the comparison.
 
 Closeness is `|got - ref| <= atol + rtol * |ref|` with NaN and ±Inf compared by position: a NaN
-where the reference is finite is a mismatch, and so is +Inf where the reference has -Inf. ULP
-distances are counted in the output's own precision against the reference rounded to it.
+where the reference is finite is a mismatch, and so is +Inf where the reference has -Inf.
+
+The figures of a comparison, each with the element it comes from (`Comparison.at_abs`, `at_rel`,
+`at_ulp`, named like `s=17 h=3 d=40`):
+- max |Δ| = |got - ref| over the elements finite on both sides;
+- max rel = |Δ| / |ref| and max ULP, both over the elements where the relative term of the
+  tolerance governs (rtol·|ref| ≥ atol, `rel_floor`): nearer zero atol decides, and a relative error
+  or a ULP count there (|Δ| 1e-6 at ref 1e-6 is "rel 1", millions of ULP) says nothing about the
+  verdict. With no such element both are None, shown as `—` with the reason;
+- ULP: how many representable values of the output's dtype lie between got and the float64
+  reference rounded to that dtype (`ulp_distance`; `ULP_MEANING`).
 
 Tolerances come from one precision table (`DEFAULT_TOLERANCES`, torch.testing.assert_close's: f32
 rtol 1.3e-6 atol 1e-5, f16 rtol 1e-3 atol 1e-5; integers exact), from a spec's per-output `Tol`
@@ -28,6 +37,7 @@ import numpy.typing as npt
 
 from workbench.errors import Advice, UserError
 from workbench.specs.base import KernelSpec, Tol
+from workbench.units import NONE, fmt_err, fmt_int, fmt_ulp, fmt_val
 
 # dtype -> (rtol, atol), as torch.testing.assert_close picks them; other dtypes compare exactly.
 DEFAULT_TOLERANCES: Mapping[str, tuple[float, float]] = {
@@ -261,6 +271,17 @@ def ulp_distance(got: np.ndarray, ref: npt.ArrayLike) -> npt.NDArray[np.int64]:
     return distance
 
 
+ULP_MEANING = "{dtype} steps between the output and the reference rounded to {dtype}"
+
+
+def rel_floor(rtol: float, atol: float) -> float:
+    """The |ref| from which the relative term governs (rtol·|ref| ≥ atol): relative errors and
+    ULPs are measured at and above it. 0 when both are 0 (exact), inf when only atol applies."""
+    if rtol > 0:
+        return atol / rtol
+    return 0.0 if atol == 0 else math.inf
+
+
 def name_index(index: Sequence[int], axes: Sequence[str]) -> str:
     """`s=17 h=3 d=40` for a multi-index with named axes (`i=…` without names)."""
     if len(axes) != len(index):
@@ -273,7 +294,7 @@ def name_index(index: Sequence[int], axes: Sequence[str]) -> str:
 
 @dataclass(frozen=True)
 class Mismatch:
-    """One element outside tolerance."""
+    """One element and its figures: a mismatch, or the element a maximum comes from."""
 
     index: tuple[int, ...]
     named: str
@@ -308,14 +329,19 @@ class Comparison:
     atol: float
     why: str
     max_abs: float
-    max_rel: float
-    max_ulp: int | None
+    max_rel: float | None  # where rtol·|ref| ≥ atol; None when no element is there
+    max_ulp: int | None  # the same elements; None also for an integer output
     n_bad: int
     n_total: int
     n_nonfinite_mismatch: int
     worst: tuple[Mismatch, ...] = field(default=())
     rtol_from: Origin = Origin.DEFAULT
     atol_from: Origin = Origin.DEFAULT
+    # The element each maximum comes from (None when the maximum is 0 or there is no figure).
+    at_abs: Mismatch | None = None
+    at_rel: Mismatch | None = None
+    at_ulp: Mismatch | None = None
+    max_ratio: float = 0.0  # the largest |Δ| / (atol + rtol·|ref|): 1 and above fail
 
     @property
     def ok(self) -> bool:
@@ -329,21 +355,66 @@ class Comparison:
     def tolerance(self) -> Tolerance:
         return Tolerance(self.rtol, self.atol, self.why, self.rtol_from, self.atol_from)
 
+    @property
+    def rel_floor(self) -> float:
+        return rel_floor(self.rtol, self.atol)
+
+    @property
+    def has_ulp(self) -> bool:
+        return self.dtype.startswith("float")
+
+    def ulp_meaning(self) -> str:
+        """What a ULP of this output is: `float32 steps between the output and the reference…`."""
+        return ULP_MEANING.format(dtype=self.dtype) if self.has_ulp else "none for integers"
+
+    def about(self) -> str:
+        """Where rel and ULP are measured and what a ULP is, in one line."""
+        floor = self.rel_floor
+        if math.isinf(floor):
+            where = "rel and ULP not measured: rtol is 0, so atol decides every element"
+        elif floor == 0:
+            where = "rel and ULP over every element with a nonzero reference (exact comparison)"
+        else:
+            where = f"rel and ULP where rtol·|ref| ≥ atol (|ref| ≥ {floor:.3g}); atol decides below"
+        return f"{where}; ULP: {self.ulp_meaning()}"
+
+    def figures(self) -> str:
+        """The error figures, each with the element it comes from, said once per element:
+        `max|Δ| 1.8e+22, rel 1.5e-07, 2 ULP at i=5 (ref -1.2e+29)`; `—` for rel and ULP where no
+        element is in their zone, with the reason."""
+        items: list[tuple[str, Mismatch | None]] = [
+            (f"max|Δ| {fmt_err(self.max_abs)}", self.at_abs)
+        ]
+        if self.max_rel is not None:
+            items.append((f"rel {fmt_err(self.max_rel)}", self.at_rel))
+        if self.max_ulp is not None:
+            items.append((fmt_ulp(self.max_ulp), self.at_ulp))
+        groups: dict[str, tuple[list[str], Mismatch | None]] = {}
+        for text, at in items:
+            groups.setdefault(at.named if at else text, ([], at))[0].append(text)
+        parts = [
+            ", ".join(texts) + (f" at {at.named} (ref {fmt_val(at.ref)})" if at else "")
+            for texts, at in groups.values()
+        ]
+        if self.max_rel is None and self.has_ulp:
+            parts.append(f"rel, ULP {NONE} (no element has rtol·|ref| ≥ atol)")
+        return "; ".join(parts)
+
     def summary(self) -> str:
         if self.n_total == 0:
             return f"{self.name}: empty (0 elements), nothing to compare"
-        verdict = "ok" if self.ok else f"FAIL {self.n_bad:,}/{self.n_total:,} outside tolerance"
+        verdict = (
+            "ok"
+            if self.ok
+            else f"FAIL {fmt_int(self.n_bad)}/{fmt_int(self.n_total)} outside tolerance"
+        )
         if self.n_nonfinite_mismatch:
-            verdict += f"; NaN/Inf positions differ: {self.n_nonfinite_mismatch:,}"
+            verdict += f"; NaN/Inf positions differ: {fmt_int(self.n_nonfinite_mismatch)}"
         tol = f"(rtol {self.rtol:g}, atol {self.atol:g})"
         if self.n_nonfinite_mismatch == self.n_total:
             # Every element is NaN/Inf on one side only: there is no difference to measure.
             return f"{self.name}: no element is finite on both sides  {tol}  {verdict}"
-        ulp = f"  max {self.max_ulp:,} ULP" if self.max_ulp is not None else ""
-        return (
-            f"{self.name}: max|Δ| {self.max_abs:.3g}  max rel {self.max_rel:.3g}{ulp}  "
-            f"{tol}  {verdict}"
-        )
+        return f"{self.name}: {self.figures()}  {tol}  {verdict}"
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -356,8 +427,14 @@ class Comparison:
             "rtol_from": str(self.rtol_from),
             "atol_from": str(self.atol_from),
             "max_abs": _json_float(self.max_abs),
-            "max_rel": _json_float(self.max_rel),
+            "max_rel": None if self.max_rel is None else _json_float(self.max_rel),
             "max_ulp": self.max_ulp,
+            "max_abs_at": self.at_abs.to_json() if self.at_abs else None,
+            "max_rel_at": self.at_rel.to_json() if self.at_rel else None,
+            "max_ulp_at": self.at_ulp.to_json() if self.at_ulp else None,
+            "max_ratio": _json_float(self.max_ratio),
+            "rel_floor": _json_float(self.rel_floor),
+            "ulp_meaning": self.ulp_meaning(),
             "n_bad": self.n_bad,
             "n_total": self.n_total,
             "frac_bad": self.frac_bad,
@@ -378,7 +455,8 @@ def compare(
     """Compare `got` (the kernel's output, in its own dtype) with `ref` (float64, same size).
 
     Mismatches are listed worst first (by how many tolerances away they are) with named indices;
-    the max ULP figure covers elements where the relative term governs (|ref|·rtol ≥ atol).
+    max rel and max ULP cover the elements where the relative term governs (rtol·|ref| ≥ atol),
+    and each maximum keeps the element it comes from.
     """
     got = np.asarray(got)
     if tol is None:
@@ -397,13 +475,37 @@ def compare(
         rel = np.where(both & (r != 0), diff / np.abs(r), np.where(both & (diff > 0), np.inf, 0.0))
 
     ulps = ulp_distance(got, r) if got.dtype.kind == "f" else None
-    # ULPs mean something only where the relative criterion governs; near zero every absolute
-    # error is millions of ULP, and atol is the figure that counts there.
-    rel_zone = both & (np.abs(r) * rtol >= atol) if rtol > 0 else both
-    max_ulp = None
-    if ulps is not None:
-        max_ulp = int(ulps[rel_zone].max()) if rel_zone.any() else 0
+    # Relative errors and ULPs mean something only where the relative term governs; near zero a
+    # tiny absolute error is "rel 1" or millions of ULP, and atol is the figure that counts there.
+    with np.errstate(invalid="ignore", over="ignore"):
+        rel_zone = both & (r != 0) & (np.abs(r) * rtol >= atol)
 
+    def element(flat: int) -> Mismatch:
+        idx = tuple(int(v) for v in np.unravel_index(flat, got.shape))
+        finite = bool(both.ravel()[flat])
+        return Mismatch(
+            index=idx,
+            named=name_index(idx, axes),
+            got=float(g.ravel()[flat]),
+            ref=float(r.ravel()[flat]),
+            abs_err=float(diff.ravel()[flat]) if finite else math.nan,
+            rel_err=float(rel.ravel()[flat]) if finite else math.nan,
+            ulp=int(ulps.ravel()[flat]) if ulps is not None and finite else None,
+            kind="value" if finite else "non-finite",
+        )
+
+    def argmax_in(values: np.ndarray, where: BoolArray) -> int | None:
+        """The flat index of the largest value where `where` holds (None when nowhere)."""
+        if not where.any():
+            return None
+        masked = np.where(where, values, -np.inf if values.dtype.kind == "f" else -1).ravel()
+        return int(np.argmax(masked))
+
+    at_abs = argmax_in(diff, both & (diff > 0))
+    at_rel = argmax_in(rel, rel_zone)
+    at_ulp = argmax_in(ulps, rel_zone) if ulps is not None else None
+
+    ratio = tolerance_ratio(g, r, rtol, atol)
     n_bad = int(bad.sum())
     shown: list[Mismatch] = []
     if n_bad:
@@ -412,21 +514,7 @@ def compare(
             score = np.where(
                 nonfinite_bad.ravel()[flat_bad], np.inf, (diff / allowed).ravel()[flat_bad]
             )
-        for flat in flat_bad[np.argsort(-score, kind="stable")[:worst]]:
-            idx = tuple(int(v) for v in np.unravel_index(flat, got.shape))
-            finite = bool(both.ravel()[flat])
-            shown.append(
-                Mismatch(
-                    index=idx,
-                    named=name_index(idx, axes),
-                    got=float(g.ravel()[flat]),
-                    ref=float(r.ravel()[flat]),
-                    abs_err=float(diff.ravel()[flat]) if finite else math.nan,
-                    rel_err=float(rel.ravel()[flat]) if finite else math.nan,
-                    ulp=int(ulps.ravel()[flat]) if ulps is not None and finite else None,
-                    kind="value" if finite else "non-finite",
-                )
-            )
+        shown = [element(int(f)) for f in flat_bad[np.argsort(-score, kind="stable")[:worst]]]
     return Comparison(
         name=name,
         shape=tuple(got.shape),
@@ -435,14 +523,20 @@ def compare(
         atol=float(atol),
         why=tol.why,
         max_abs=float(diff.max()) if diff.size else 0.0,
-        max_rel=float(rel.max()) if rel.size else 0.0,
-        max_ulp=max_ulp,
+        max_rel=float(rel.ravel()[at_rel]) if at_rel is not None else None,
+        max_ulp=(int(ulps.ravel()[at_ulp]) if at_ulp is not None else None)
+        if ulps is not None
+        else None,
         n_bad=n_bad,
         n_total=int(got.size),
         n_nonfinite_mismatch=int(nonfinite_bad.sum()),
         worst=tuple(shown),
         rtol_from=tol.rtol_from,
         atol_from=tol.atol_from,
+        at_abs=element(at_abs) if at_abs is not None else None,
+        at_rel=element(at_rel) if at_rel is not None else None,
+        at_ulp=element(at_ulp) if at_ulp is not None else None,
+        max_ratio=float(ratio.max()) if ratio.size else 0.0,
     )
 
 

@@ -1,7 +1,7 @@
 """The compare check: each output of one run against its float64 reference, as `CheckResult`s.
 
-The figures come from `workbench.closeness` (max abs/rel error, ULP distance, count outside
-tolerance, NaN/Inf by position). The table lists the mismatches worst first with named indices;
+The figures come from `workbench.closeness` (max abs/rel error, ULP distance, each with the element
+it comes from; count outside tolerance, NaN/Inf by position). The table lists the mismatches worst first with named indices;
 when every element is within tolerance it lists the largest errors instead, so there is always
 something to look at. The same rendering serves the across-adapters check.
 """
@@ -13,9 +13,9 @@ import math
 import numpy as np
 
 from workbench.checks.result import CheckResult, skipped
-from workbench.closeness import Comparison, name_index
+from workbench.closeness import Comparison, name_index, ulp_distance
 from workbench.session import Run
-from workbench.units import fmt_err, fmt_val
+from workbench.units import NONE, fmt_err, fmt_int, fmt_percent, fmt_val
 
 COLUMNS = ("index", "got", "reference", "|Δ|", "rel", "ULP", "note")
 ROWS_SHOWN = 10
@@ -60,14 +60,15 @@ def comparison_result(
             fmt_val(m.ref),
             fmt_err(m.abs_err),
             fmt_err(m.rel_err),
-            "" if m.ulp is None else f"{m.ulp:,}",
+            "" if m.ulp is None else fmt_int(m.ulp),
             _describe(m.got, m.ref),
         )
         for m in cmp.worst[:ROWS_SHOWN]
     ]
     if cmp.n_bad > len(rows):
-        rows.append((f"… {cmp.n_bad - len(rows):,} more outside tolerance", "", "", "", "", "", ""))
-    largest = [] if cmp.n_bad else _largest_errors(got, ref, axes)
+        more = f"… {fmt_int(cmp.n_bad - len(rows))} more outside tolerance"
+        rows.append((more, "", "", "", "", "", ""))
+    largest = [] if cmp.n_bad else _largest_errors(got, ref, axes, cmp.rel_floor)
     if not cmp.n_bad:
         rows = [(*r, "within tolerance") for r in largest]
     details = cmp.to_json() | {"largest": [dict(zip(COLUMNS[:6], r, strict=True)) for r in largest]}
@@ -77,17 +78,16 @@ def comparison_result(
 
 
 def summarize(cmp: Comparison) -> str:
-    """`grad_gate: max|Δ| 2.4e-07 rel 3.1e-07 ≤3 ULP, 0/1,572,864 outside (rtol 1.3e-06, atol 1e-06) ok`."""
-    # ULPs are counted where the relative term governs; elsewhere atol is the figure.
-    ulp = f" ≤{cmp.max_ulp:,} ULP" if cmp.max_ulp else ""
+    """`grad_gate: max|Δ| 2.4e-07 at seq=1 d_ff=7 (ref 0.3); rel 3.1e-07, 3 ULP at seq=0 d_ff=2
+    (ref 12.5), 0/1,572,864 outside (rtol 1.3e-06, atol 1e-06) ok`: every figure names its element."""
     line = (
-        f"{cmp.name}: max|Δ| {fmt_err(cmp.max_abs)} rel {fmt_err(cmp.max_rel)}{ulp}, "
-        f"{cmp.n_bad:,}/{cmp.n_total:,} outside (rtol {cmp.rtol:g}, atol {cmp.atol:g})"
+        f"{cmp.name}: {cmp.figures()}, "
+        f"{fmt_int(cmp.n_bad)}/{fmt_int(cmp.n_total)} outside (rtol {cmp.rtol:g}, atol {cmp.atol:g})"
     )
     if cmp.n_bad:
-        line += f" = {100 * cmp.frac_bad:.3g}%"
+        line += f" = {fmt_percent(cmp.frac_bad)}"
     if cmp.n_nonfinite_mismatch:
-        line += f", {cmp.n_nonfinite_mismatch:,} NaN/Inf not where the reference has them"
+        line += f", {fmt_int(cmp.n_nonfinite_mismatch)} NaN/Inf not where the reference has them"
     if cmp.worst:
         line += f"; worst {cmp.worst[0].named}"
     return line + (" ok" if cmp.ok else " FAIL")
@@ -110,9 +110,10 @@ def _describe(got: float, ref: float) -> str:
 
 
 def _largest_errors(
-    got: np.ndarray, ref: np.ndarray, axes: tuple[str, ...], k: int = 5
+    got: np.ndarray, ref: np.ndarray, axes: tuple[str, ...], floor: float, k: int = 5
 ) -> list[tuple[str, ...]]:
-    """The k largest |Δ| among elements finite on both sides, as display rows."""
+    """The k largest |Δ| among elements finite on both sides, as display rows; rel and ULP only
+    where |ref| ≥ `floor` (the relative term governs there), as the comparison measures them."""
     g = np.asarray(got, dtype=np.float64)
     r = np.asarray(ref, dtype=np.float64).reshape(g.shape)
     if g.size == 0:
@@ -128,15 +129,19 @@ def _largest_errors(
             break
         idx = tuple(int(v) for v in np.unravel_index(flat, g.shape))
         gv, rv = float(g.ravel()[flat]), float(r.ravel()[flat])
-        rel = diff[flat] / abs(rv) if rv != 0 else math.inf
+        measured = rv != 0 and abs(rv) >= floor
+        ulp = ""
+        if measured and got.dtype.kind == "f":
+            one = np.asarray(got).ravel()[flat : flat + 1]
+            ulp = fmt_int(int(ulp_distance(one, np.array([rv]))[0]))
         rows.append(
             (
                 name_index(idx, axes),
                 fmt_val(gv),
                 fmt_val(rv),
                 fmt_err(float(diff[flat])),
-                fmt_err(rel),
-                "",
+                fmt_err(diff[flat] / abs(rv)) if measured else NONE,
+                ulp,
             )
         )
     return rows

@@ -1,5 +1,6 @@
 """The Diff tab's figures: |got - ref| over the tolerance per element, and the elements nearest
-to (or furthest beyond) it with their named indices."""
+to (or furthest beyond) it with their named indices, |Δ|, relative error and ULP distance as
+`workbench.closeness` defines them (rel and ULP only where the relative term governs)."""
 
 from __future__ import annotations
 
@@ -23,6 +24,8 @@ class Element:
     got: float
     ref: float
     ratio: float  # |got - ref| / tolerance; inf for a non-finite mismatch
+    rel: float | None = None  # |Δ| / |ref| where rtol·|ref| ≥ atol, else None
+    ulp: int | None = None  # the same elements, in the output's dtype
 
     @property
     def abs_diff(self) -> float | None:
@@ -47,13 +50,18 @@ def closest(run: Run, name: str, count: int, ratio: np.ndarray | None = None) ->
     top = np.argpartition(-ratio, k - 1)[:k]
     top = top[np.argsort(-ratio[top], kind="stable")]
     got = run.outputs[name].ravel()
-    ref = np.asarray((run.reference or {})[name]).ravel()
+    ref = np.asarray((run.reference or {})[name], dtype=np.float64).ravel()
     axes = run.case.plan(name).axes
     shape = run.outputs[name].shape
+    floor = run.compare[name].rel_floor
     out = []
     for flat in top:
         idx = tuple(int(v) for v in np.unravel_index(int(flat), shape))
-        out.append(
-            Element(name_index(idx, axes), float(got[flat]), float(ref[flat]), float(ratio[flat]))
-        )
+        g, r = float(got[flat]), float(ref[flat])
+        measured = bool(np.isfinite(g) and np.isfinite(r) and r != 0 and abs(r) >= floor)
+        ulp = None
+        if measured and got.dtype.kind == "f":
+            ulp = int(closeness.ulp_distance(got[flat : flat + 1], ref[flat : flat + 1])[0])
+        rel = abs(g - r) / abs(r) if measured else None
+        out.append(Element(name_index(idx, axes), g, r, float(ratio[flat]), rel, ulp))
     return out

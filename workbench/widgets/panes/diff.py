@@ -1,4 +1,5 @@
-"""The Diff tab: metrics per output; for the chosen output, the elements nearest to (or beyond)
+"""The Diff tab: metrics per output, each maximum with the element it comes from; for the chosen
+output, where rel and ULP are measured and what a ULP is, the elements nearest to (or beyond)
 tolerance with their named indices, the tolerance's reason, and a heatmap of |Δ| / tolerance."""
 
 from __future__ import annotations
@@ -11,22 +12,25 @@ from textual.containers import Horizontal, Vertical
 from textual.reactive import reactive
 from textual.widgets import DataTable, Select, Static
 
+from workbench.units import NONE, fmt_err, fmt_int, fmt_val
 from workbench.viewmodel.diff import Element, closest, tolerance_ratio
 from workbench.viewmodel.kernel_state import View
 from workbench.viewmodel.keys import key
 from workbench.widgets.plots import heatmap, legend
 
 
-def element_row(e: Element) -> tuple[str, str, str, str, Text]:
+def element_row(e: Element) -> tuple[str, str, str, str, Text, str, str]:
     """A row of the table of elements nearest to tolerance; beyond it in red."""
     style = "bold red" if e.ratio > 1 else ("yellow" if e.ratio > 0.5 else "")
     diff = e.abs_diff
     return (
         e.where,
-        f"{e.got:.7g}",
-        f"{e.ref:.7g}",
-        "–" if diff is None else f"{diff:.2g}",
+        fmt_val(e.got),
+        fmt_val(e.ref),
+        NONE if diff is None else fmt_err(diff),
         Text("inf" if not np.isfinite(e.ratio) else f"{e.ratio:.2f}", style=style),
+        NONE if e.rel is None else fmt_err(e.rel),
+        NONE if e.ulp is None else fmt_int(e.ulp),
     )
 
 
@@ -38,6 +42,7 @@ class DiffPane(Vertical):
     DiffPane #diff-bar { height: 1; }
     DiffPane #diff-which { width: 30; }
     DiffPane #diff-why { width: 1fr; height: 1; color: $text-muted; margin-left: 1; }
+    DiffPane #diff-about { height: auto; color: $text-muted; }
     DiffPane #diff-worst { width: 1fr; }
     DiffPane #diff-side { width: 26; padding-left: 1; }
     DiffPane .title { color: $text-muted; height: auto; }
@@ -57,12 +62,13 @@ class DiffPane(Vertical):
             "output", "verdict", "max |Δ|", "max rel", "max ULP", "outside tol", "rtol", "atol"
         )
         yield table
+        yield Static(id="diff-about")
         with Horizontal(id="diff-bar"):
             yield Select([], id="diff-which", compact=True, allow_blank=True, prompt="output")
             yield Static(id="diff-why")
         with Horizontal():
             worst = DataTable(id="diff-worst", cursor_type="row", zebra_stripes=True)
-            worst.add_columns("where", "got", "reference", "|Δ|", "/tol")
+            worst.add_columns("where", "got", "reference", "|Δ|", "/tol", "rel", "ULP")
             yield worst
             with Vertical(id="diff-side"):
                 yield Static(classes="title", id="diff-heat-title")
@@ -87,7 +93,7 @@ class DiffPane(Vertical):
             self._setting = True
             select.set_options([])
             self._setting = False
-            for wid in ("#diff-heat-title", "#diff-heat", "#diff-legend"):
+            for wid in ("#diff-about", "#diff-heat-title", "#diff-heat", "#diff-legend"):
                 self.query_one(wid, Static).update("")
             return
         for name, c in run.compare.items():
@@ -95,10 +101,10 @@ class DiffPane(Vertical):
             metrics.add_row(
                 name,
                 verdict,
-                f"{c.max_abs:.3g}",
-                f"{c.max_rel:.3g}",
-                "–" if c.max_ulp is None else f"{c.max_ulp:,}",
-                f"{c.n_bad:,}/{c.n_total:,}",
+                fmt_err(c.max_abs),
+                NONE if c.max_rel is None else fmt_err(c.max_rel),
+                NONE if c.max_ulp is None else fmt_int(c.max_ulp),
+                f"{fmt_int(c.n_bad)}/{fmt_int(c.n_total)}",
                 f"{c.rtol:g}",
                 f"{c.atol:g}",
             )
@@ -122,6 +128,8 @@ class DiffPane(Vertical):
         if run is None or not isinstance(name, str) or name not in run.compare:
             return
         c = run.compare[name]
+        # Where each maximum of the metrics table comes from, and what rel and ULP are about.
+        self.query_one("#diff-about", Static).update(f"{name}: {c.figures()}\n{c.about()}")
         why = self.query_one("#diff-why", Static)
         why.update(Text(f"tolerance: {c.why or 'default'}", no_wrap=True, overflow="ellipsis"))
         why.tooltip = c.why
