@@ -63,6 +63,7 @@ from workbench.viewmodel.cases import build_case
 from workbench.viewmodel.fixture_places import FixturePlaces, fixture_places
 from workbench.viewmodel.form import default_form
 from workbench.viewmodel.keys import key, keymap, rebind
+from workbench.viewmodel.paths import shown_path
 from workbench.viewmodel.status import kernel_key
 
 POLL_S = 1.0
@@ -161,18 +162,7 @@ class WorkbenchApp(App[None]):
         root = Path(self.session.corpus.root if self.session else (self.corpus_path or SHIPPED))
         if root.resolve() == SHIPPED.resolve():
             return "shipped kernels (workbench/shaders)"
-        if self.snapshot:
-            return root.name
-        try:
-            return str(root.resolve().relative_to(Path.cwd()))
-        except ValueError:
-            home = Path.home()
-            resolved = root.resolve()
-            return (
-                f"~/{resolved.relative_to(home)}"
-                if resolved.is_relative_to(home)
-                else str(resolved)
-            )
+        return root.name if self.snapshot else shown_path(root)
 
     # -- opening -------------------------------------------------------------------------------
     @work(thread=True, exclusive=True, group="open")
@@ -320,7 +310,9 @@ class WorkbenchApp(App[None]):
             self.notify("the adapter is still opening")
             return
         places = self.fixture_places()
-        self.push_screen(FixturesScreen(lambda: self.session, paths=places.listed))
+        self.push_screen(
+            FixturesScreen(lambda: self.session, paths=places.listed, adapter=self.adapter_label())
+        )
 
     @on(FixturesScreen.OpenCase)
     async def _open_fixture_case(self, event: FixturesScreen.OpenCase) -> None:

@@ -231,7 +231,7 @@ def test_every_key_is_declared_once_and_shown_everywhere() -> None:
     table = help_table()
     for k in KEYS:
         if k.keys:
-            assert f"| `{k.shown}` | {k.help} |" in table
+            assert f"| `{k.shown}` | {k.help} | {k.id} |" in table
     names = [k.command for k in commands()]
     assert len(names) == len(set(names)) and "Run kernel" in names and "Check all kernels" in names
     run = next(k for k in commands() if k.id == "run")

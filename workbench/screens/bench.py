@@ -20,7 +20,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.screen import Screen
-from textual.widgets import Button, Checkbox, DataTable, Footer, Input, ProgressBar, Static
+from textual.widgets import Button, Checkbox, DataTable, Input, ProgressBar, Static
 from textual.worker import Worker, WorkerState, get_current_worker
 
 from workbench.bench.ab import ABResult, ab
@@ -31,6 +31,7 @@ from workbench.errors import UserError, WorkbenchError
 from workbench.messages import BenchFailed, BenchFinished, Progress
 from workbench.session import Budget
 from workbench.wgsl.corpus import SHIPPED, load_corpus
+from workbench.widgets.key_footer import KeyFooter
 from workbench.widgets.roofline_chart import RooflineChart
 
 if TYPE_CHECKING:
@@ -107,7 +108,7 @@ class BenchScreen(Screen[None]):
         yield table
         yield Static(id="bench-text")
         yield RooflineChart(id="bench-roofline")
-        yield Footer()
+        yield KeyFooter()
 
     def on_mount(self) -> None:
         self.query_one("#bench-table").display = False

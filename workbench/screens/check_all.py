@@ -15,12 +15,13 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, ProgressBar, Static
+from textual.widgets import DataTable, ProgressBar, Static
 from textual.worker import Worker, WorkerState, get_current_worker
 
 from workbench.errors import WorkbenchError
 from workbench.messages import KernelChecked
 from workbench.viewmodel.advice import ui_message
+from workbench.widgets.key_footer import KeyFooter
 
 if TYPE_CHECKING:
     from workbench.session import Case, Session
@@ -61,7 +62,7 @@ class CheckAllScreen(Screen[None]):
         table = DataTable(id="check-table", zebra_stripes=True, cursor_type="row")
         table.add_columns("kernel", "verdict", "checks")
         yield table
-        yield Footer()
+        yield KeyFooter()
 
     def on_mount(self) -> None:
         self._worker = self._check_all()

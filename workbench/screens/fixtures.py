@@ -21,7 +21,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.message import Message
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, ProgressBar, Static
+from textual.widgets import DataTable, ProgressBar, Static
 from textual.worker import Worker, WorkerState, get_current_worker
 
 from workbench.errors import WorkbenchError
@@ -40,6 +40,8 @@ from workbench.messages import FixtureReplayed, Progress
 from workbench.session import Case, Run, Session
 from workbench.units import fmt_count
 from workbench.viewmodel.fixture_places import origin
+from workbench.viewmodel.paths import shown_path
+from workbench.widgets.key_footer import KeyFooter
 
 STATUS_CELL = {
     "pending": ("…", "bright_black"),
@@ -85,11 +87,14 @@ class FixturesScreen(Screen):
         name: str | None = None,
         id: str | None = None,
         classes: str | None = None,
+        adapter: str | None = None,
     ) -> None:
         """`session` is a Session, or a callable giving the current one (the app switches
-        adapters); `paths` are fixture files or folders (default: the shipped fixtures)."""
+        adapters); `paths` are fixture files or folders (default: the shipped fixtures);
+        `adapter` is the adapter as the title names it (default: the session's label)."""
         super().__init__(name=name, id=id, classes=classes)
         self._session = session
+        self._adapter = adapter
         self.paths = [Path(p) for p in paths] if paths else [SHIPPED_FIXTURES]
         self.fixtures: dict[str, Fixture | None] = {}  # manifest path -> fixture (None: unreadable)
         self.results: dict[str, ReplayResult] = {}
@@ -100,13 +105,14 @@ class FixturesScreen(Screen):
         return self._session() if callable(self._session) else self._session
 
     def compose(self) -> ComposeResult:
-        where = " · ".join(f"{_FROM[origin(p)]} {p}" for p in self.paths)
-        yield Static(f"Fixtures · {where} · {self.session.adapter.label}", id="fixtures-title")
+        where = " · ".join(f"{_FROM[origin(p)]} {shown_path(p)}" for p in self.paths)
+        adapter = self._adapter or self.session.adapter.label
+        yield Static(f"Fixtures · {where} · {adapter}", id="fixtures-title")
         yield DataTable(id="fixtures-table", cursor_type="row", zebra_stripes=True)
         yield ProgressBar(total=1.0, show_eta=False, id="fixtures-progress")
         yield Static("", id="fixtures-progress-label")
         yield Static("", id="fixtures-detail")
-        yield Footer()
+        yield KeyFooter()
 
     def on_mount(self) -> None:
         table = self.query_one(DataTable)
@@ -324,7 +330,7 @@ class FixturesScreen(Screen):
         lines: list[str] = []
         if fx is not None:
             lines.append(
-                f"{_FROM[origin(fx.path)]} {fx.path}  ·  {fx.kernel} ({fx.source})  ·  "
+                f"{_FROM[origin(fx.path)]} {shown_path(fx.path)}  ·  {fx.kernel} ({fx.source})  ·  "
                 f"{fx.dims_text()}"
             )
             if fx.note:

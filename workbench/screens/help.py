@@ -1,4 +1,5 @@
-"""The help screen: keys (built from the bindings' registry), kernel marks, input recipes, files."""
+"""The help screen: keys (built from the bindings' registry), mouse, themes, kernel marks, input
+recipes, files. The box fits the terminal and scrolls."""
 
 from __future__ import annotations
 
@@ -25,6 +26,20 @@ GPU adapter in the header and is compared with a float64 NumPy reference.
 ## Keys
 
 {help_table()}
+
+## Mouse
+
+Everything answers the mouse too: click a kernel, a tab, a field or a key in the footer (it does
+what the key does); the wheel scrolls tables, lists and this page. A line that ends in `…` shows
+its whole text when hovered, or when focused (tab to it). Below 100 columns the kernel list starts
+hidden: **{key("sidebar")}** shows it.
+
+## Themes
+
+`ctrl+p` → **Theme** picks one of Textual's themes; every colour of the workbench follows it, and
+the choice is remembered for the next start. `theme = "NAME"` in the configuration file
+(`workbench config` shows where it is) sets it for good. Any key above can be rebound there too,
+under `[keys]`, by the binding id in the table.
 
 ## Kernel marks
 

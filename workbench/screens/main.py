@@ -24,13 +24,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
 
 from rich.text import Text
-from textual import on, work
+from textual import events, on, work
 from textual.app import ComposeResult, SuspendNotSupported
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.reactive import reactive
 from textual.screen import Screen
-from textual.widgets import Footer, Static, TabbedContent, TabPane
+from textual.widgets import Input, Static, TabbedContent, TabPane
 from textual.worker import get_current_worker
 
 from workbench.commands import bindings
@@ -71,7 +71,9 @@ from workbench.viewmodel.takeaway import CASE, case_arrays, default_name, save_a
 from workbench.wgsl.corpus import Corpus, Kernel
 from workbench.widgets.baseline_bar import BaselineBar
 from workbench.widgets.browser import KernelBrowser
+from workbench.widgets.detail_line import DetailLine
 from workbench.widgets.form.case_form import CaseForm
+from workbench.widgets.key_footer import KeyFooter
 from workbench.widgets.panes.bindings import BindingsPane
 from workbench.widgets.panes.diff import DiffPane
 from workbench.widgets.panes.footprint import FootprintPane
@@ -97,6 +99,10 @@ if TYPE_CHECKING:
 # bench in the same process hangs (not yet understood), so on a GPU left idle the Timing tab's
 # bench can read idle clocks; `workbench bench` is the one to trust for absolute times.
 BENCH_WARMUP_MS = 25.0
+# Below this many columns the kernel list starts hidden (ctrl+b shows it): the kernel view needs
+# the width more than the list does once a kernel is open.
+NARROW_BELOW = 100
+WIDE_FROM = 120
 PLAN_DELAY_S = 0.25
 DOING = {
     "run": "running",
@@ -111,8 +117,15 @@ class MainScreen(Screen):
     """Browser + kernel view + footer."""
 
     BINDINGS: ClassVar[list[Binding]] = bindings("main")
+    # Classes the stylesheet lays the screen out by: -narrow, -medium or -wide.
+    HORIZONTAL_BREAKPOINTS: ClassVar[list[tuple[int, str]]] = [
+        (0, "-narrow"),
+        (NARROW_BELOW, "-medium"),
+        (WIDE_FROM, "-wide"),
+    ]
 
     view: reactive[View] = reactive(View, init=False)
+    sidebar: reactive[bool] = reactive(True, init=False)
 
     def __init__(self) -> None:
         super().__init__()
@@ -123,6 +136,7 @@ class MainScreen(Screen):
         self._cancel = threading.Event()
         self._statuses: dict[str, KernelStatus] = {}
         self.history = RunHistory()
+        self._narrow: bool | None = None
 
     @property
     def wb(self) -> WorkbenchApp:
@@ -160,7 +174,8 @@ class MainScreen(Screen):
             yield KernelBrowser(id="browser", blink=blink)
             with Vertical(id="kernel-view", classes="-empty"):
                 yield Static(id="kv-title")
-                yield Static(id="kv-doc")
+                # One line; hovered, the whole doc (the Bindings tab shows it whole too).
+                yield DetailLine(id="kv-doc", focusable=False)
                 yield CaseForm(id="form", blink=blink)
                 yield VerdictBar(id="verdict-bar")
                 yield BaselineBar(id="baseline").data_bind(MainScreen.view)
@@ -181,7 +196,7 @@ class MainScreen(Screen):
                         yield FootprintPane(id="footprint").data_bind(MainScreen.view)
                     with TabPane("Probes", id="tab-probes"):
                         yield ProbesPane(id="probes").data_bind(MainScreen.view)
-        yield Footer()
+        yield KeyFooter()
 
     def on_mount(self) -> None:
         self.update_topbar()
@@ -331,7 +346,7 @@ class MainScreen(Screen):
             self.schedule_plan(0.01)
 
     def _title(self, kernel: Kernel, spec: KernelSpec | None, mismatch: str) -> None:
-        title = Text(no_wrap=True, overflow="ellipsis")
+        title = Text()
         title.append(kernel.name, style="bold")
         title.append(f"  {kernel.file}:{kernel.line}", style="cyan")
         status = self._statuses.get(kernel_key(kernel), PENDING)
@@ -354,7 +369,6 @@ class MainScreen(Screen):
             doc = Text(
                 "no spec: one size n for every runtime-sized array, no reference to compare with"
             )
-        doc.no_wrap, doc.overflow = True, "ellipsis"
         self._say_doc(doc)
 
     # -- the view ------------------------------------------------------------------------------
@@ -695,10 +709,32 @@ class MainScreen(Screen):
             self.verdict_bar.busy("cancelling after the current dispatch…", None)
 
     def action_leave_field(self) -> None:
+        self.sidebar = True
         self.browser.tree.focus()
 
     def action_filter(self) -> None:
+        self.sidebar = True
         self.browser.filter_box.focus()
+
+    # -- the kernel list: shown or hidden, by width and by ctrl+b ------------------------------
+    def on_resize(self, event: events.Resize) -> None:
+        narrow = event.size.width < NARROW_BELOW
+        if narrow != self._narrow:  # crossing the threshold resets what ctrl+b chose
+            self._narrow = narrow
+            self.sidebar = not narrow
+
+    def action_toggle_sidebar(self) -> None:
+        self.sidebar = not self.sidebar
+        if self.sidebar:
+            self.browser.tree.focus()
+
+    def watch_sidebar(self, shown: bool) -> None:
+        self.set_class(not shown, "-sidebar-hidden")
+        if not shown and self.browser.has_focus_within:
+            # On to the open kernel's first field; before a kernel is open, nowhere (the keys
+            # still reach the screen), so that focus does not land on a field about to go.
+            fields = self.form.query(Input) if self.current_state() else None
+            self.set_focus(fields.first() if fields else None)
 
     def action_tab(self, name: str) -> None:
         self.tabs.active = f"tab-{name}"

@@ -21,7 +21,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, OptionList, Static
+from textual.widgets import DataTable, OptionList, Static
 
 from workbench.commands import bindings
 from workbench.errors import WorkbenchError
@@ -32,6 +32,7 @@ from workbench.pipelines.stepper import Stepper
 from workbench.viewmodel.keys import key
 from workbench.viewmodel.steps import diff_lines, steps_view
 from workbench.widgets.buffer_view import BufferView
+from workbench.widgets.key_footer import KeyFooter
 from workbench.widgets.step_buffers import StepBuffers
 from workbench.widgets.step_list import StepList
 
@@ -69,7 +70,7 @@ class StepsScreen(Screen[None]):
             yield BufferView(id="steps-buffer", blink=not self.app.snapshot)
         yield Static(id="steps-diff")
         yield Static(id="steps-status")
-        yield Footer()
+        yield KeyFooter()
 
     def on_mount(self) -> None:
         names = shipped_names()

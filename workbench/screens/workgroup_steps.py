@@ -17,13 +17,14 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
 from textual.screen import Screen
-from textual.widgets import Footer, Static
+from textual.widgets import Static
 
 from workbench.errors import WorkbenchError
 from workbench.messages import WorkgroupStepFailed, WorkgroupStepped
 from workbench.session import Case, Session
 from workbench.units import fmt_count, fmt_int
 from workbench.widgets.array_view import ArrayView
+from workbench.widgets.key_footer import KeyFooter
 from workbench.workgroups.stepper import WorkgroupStep, WorkgroupStepper
 
 if TYPE_CHECKING:
@@ -69,7 +70,7 @@ class WorkgroupStepScreen(Screen[None]):
             yield Static(id="wg-legend")
         with VerticalScroll(id="wg-source"):
             yield Static(id="wg-source-text")
-        yield Footer()
+        yield KeyFooter()
 
     def on_mount(self) -> None:
         self.query_one("#wg-source-text", Static).update(

@@ -231,6 +231,14 @@ KEYS: tuple[Key, ...] = (
         show=False,
     ),
     Key(
+        "sidebar",
+        "ctrl+b",
+        "toggle_sidebar",
+        "Kernels",
+        "show or hide the kernel list (hidden at first below 100 columns)",
+        "Toggle kernel list",
+    ),
+    Key(
         "filter",
         "slash",
         "filter",
@@ -377,8 +385,23 @@ def palette_help(entry: Key) -> str:
     return f"{entry.help} ({entry.shown})" if entry.keys else entry.help
 
 
+# Always in the footer, leftmost, in this order: whatever else the width leaves out, these stay
+# (the kernel list's key too: below 100 columns the list starts hidden).
+FOOTER_FIRST = ("help", "quit", "sidebar")
+
+
+def footer_rank(action: str, enabled: bool) -> int:
+    """Where a footer key goes: `FOOTER_FIRST`, then the keys that work now, then the greyed-out
+    ones (the footer is cut at the right edge, so its order is its priority)."""
+    first = [BY_ID[i].action for i in FOOTER_FIRST]
+    if action in first:
+        return first.index(action)
+    return len(first) + (0 if enabled else 1)
+
+
 def help_table() -> str:
-    """The help screen's Markdown table of keys: one row per binding, then Textual's palette."""
-    own = [f"| `{k.shown}` | {k.help} |" for k in KEYS if k.current]
-    palette = "| `ctrl+p` | every command above and more, themes included |"
-    return "\n".join(["| key | does |", "|---|---|", *own, palette])
+    """The help screen's Markdown table of keys: one row per binding with its id (the name that
+    rebinds it in the configuration's `[keys]`), then Textual's palette."""
+    own = [f"| `{k.shown}` | {k.help} | {k.id} |" for k in KEYS if k.current]
+    palette = "| `ctrl+p` | every command above and more, themes included | |"
+    return "\n".join(["| key | does | id |", "|---|---|---|", *own, palette])

@@ -70,9 +70,9 @@ class ArrayView(ScrollView, can_focus=True):
 
     DEFAULT_CSS = """
     ArrayView { height: 1fr; background: $surface; }
-    ArrayView > .array-view--label { color: ansi_bright_black; text-style: bold; }
-    ArrayView > .array-view--nonfinite { color: ansi_magenta; text-style: bold; }
-    ArrayView > .array-view--mismatch { color: ansi_red; text-style: bold; }
+    ArrayView > .array-view--label { color: $foreground; text-style: bold dim; }
+    ArrayView > .array-view--nonfinite { color: $text-accent; text-style: bold; }
+    ArrayView > .array-view--mismatch { color: $text-error; text-style: bold; }
     ArrayView > .array-view--cursor { text-style: reverse bold; }
     ArrayView > .array-view--selection { text-style: reverse; }
     ArrayView > .array-view--empty { text-style: dim; }

@@ -35,14 +35,14 @@ class KernelBrowser(Vertical):
     }
 
     DEFAULT_CSS = """
-    KernelBrowser > .kernel-browser--spec { color: ansi_green; }
-    KernelBrowser > .kernel-browser--adhoc { color: ansi_cyan; }
-    KernelBrowser > .kernel-browser--needs { color: ansi_yellow; }
-    KernelBrowser > .kernel-browser--error { color: ansi_red; }
-    KernelBrowser > .kernel-browser--mismatch { color: ansi_magenta; }
-    KernelBrowser > .kernel-browser--pending { color: ansi_bright_black; }
+    KernelBrowser > .kernel-browser--spec { color: $text-success; }
+    KernelBrowser > .kernel-browser--adhoc { color: $text-primary; }
+    KernelBrowser > .kernel-browser--needs { color: $text-warning; }
+    KernelBrowser > .kernel-browser--error { color: $text-error; }
+    KernelBrowser > .kernel-browser--mismatch { color: $text-accent; }
+    KernelBrowser > .kernel-browser--pending { color: $foreground; text-style: dim; }
     KernelBrowser > .kernel-browser--file { text-style: bold; }
-    KernelBrowser > .kernel-browser--unreadable { color: ansi_red; }
+    KernelBrowser > .kernel-browser--unreadable { color: $text-error; }
     KernelBrowser { width: 36; border-right: vkey $panel; }
     KernelBrowser #filter { margin: 0 0 0 0; }
     KernelBrowser Tree { height: 1fr; background: transparent; padding: 0; overflow-x: hidden; }

@@ -51,8 +51,8 @@ class SourceView(ScrollView, can_focus=True):
 
     DEFAULT_CSS = """
     SourceView { height: 1fr; }
-    SourceView > .source-view--gutter { color: ansi_bright_black; }
-    SourceView > .source-view--marked { color: ansi_red; text-style: bold; }
+    SourceView > .source-view--gutter { color: $foreground; text-style: dim; }
+    SourceView > .source-view--marked { color: $text-error; text-style: bold; }
     """
 
     def __init__(self, *, id: str | None = None) -> None:

@@ -58,7 +58,7 @@ def _run_text(
     snapshot: bool,
     grad: bool,
 ) -> Text:
-    text = Text(no_wrap=True, overflow="ellipsis")
+    text = Text()
     if stale:
         text.append(" STALE ", style=style("stale"))
         text.append(f" {stale} ", style=style("stale-reason"))
@@ -100,6 +100,14 @@ def _run_text(
     return text
 
 
+def _lines(bar: VerdictBar, text: Text | str, width: int) -> int:
+    """How many lines `text` takes wrapped at `width`."""
+    if width <= 0:
+        return 1
+    rich = Text(text) if isinstance(text, str) else text
+    return len(rich.wrap(bar.app.console, width))
+
+
 class VerdictBar(Horizontal):
     """A one-line verdict, or a progress bar and message while GPU work is in flight."""
 
@@ -108,22 +116,22 @@ class VerdictBar(Horizontal):
     COMPONENT_CLASSES: ClassVar[set[str]] = {f"verdict-bar--{part}" for part in PARTS}
 
     DEFAULT_CSS = """
-    VerdictBar { height: 1; margin: 0 0 0 0; }
-    VerdictBar #verdict { width: 1fr; }
+    VerdictBar { height: auto; margin: 0 0 0 0; }
+    VerdictBar #verdict { width: 1fr; height: auto; }
     VerdictBar #progress { width: 32; display: none; }
     VerdictBar.-busy #progress { display: block; }
     VerdictBar #progress Bar { width: 20; }
-    VerdictBar > .verdict-bar--pass { background: ansi_green; color: ansi_black; text-style: bold; }
-    VerdictBar > .verdict-bar--fail { background: ansi_red; color: ansi_white; text-style: bold; }
-    VerdictBar > .verdict-bar--stale { background: ansi_yellow; color: ansi_black; text-style: bold; }
-    VerdictBar > .verdict-bar--stale-reason { color: ansi_yellow; }
-    VerdictBar > .verdict-bar--error { color: ansi_red; }
-    VerdictBar > .verdict-bar--adhoc { color: ansi_cyan; text-style: bold; }
-    VerdictBar > .verdict-bar--good { color: ansi_green; }
-    VerdictBar > .verdict-bar--bad { color: ansi_red; text-style: bold; }
+    VerdictBar > .verdict-bar--pass { background: $success; color: $background; text-style: bold; }
+    VerdictBar > .verdict-bar--fail { background: $error; color: $foreground; text-style: bold; }
+    VerdictBar > .verdict-bar--stale { background: $warning; color: $background; text-style: bold; }
+    VerdictBar > .verdict-bar--stale-reason { color: $text-warning; }
+    VerdictBar > .verdict-bar--error { color: $text-error; }
+    VerdictBar > .verdict-bar--adhoc { color: $text-primary; text-style: bold; }
+    VerdictBar > .verdict-bar--good { color: $text-success; }
+    VerdictBar > .verdict-bar--bad { color: $text-error; text-style: bold; }
     VerdictBar > .verdict-bar--name { text-style: bold; }
     VerdictBar > .verdict-bar--hint { text-style: dim; }
-    VerdictBar > .verdict-bar--busy { color: ansi_yellow; }
+    VerdictBar > .verdict-bar--busy { color: $text-warning; }
     """
 
     def compose(self) -> ComposeResult:
@@ -154,9 +162,11 @@ class VerdictBar(Horizontal):
     def show(self, text: Text | str) -> None:
         self.remove_class("-busy")
         self._text = text
-        # One line of fixed height: no layout pass needed (they are costly mid-run on a CPU adapter).
+        # The text wraps rather than being cut; a layout pass only when its height changes (they
+        # are costly mid-run on a CPU adapter, where progress lines follow each other fast).
         for line in self.query("#verdict").results(Static):
-            line.update(text, layout=False)
+            lines = _lines(self, text, line.size.width)
+            line.update(text, layout=lines != line.size.height)
 
     def busy(self, message: str, fraction: float | None) -> None:
         """Show work in flight; `fraction` None means indeterminate."""
@@ -165,7 +175,7 @@ class VerdictBar(Horizontal):
                 bar.update(total=None)
             else:
                 bar.update(total=1.0, progress=max(0.0, min(1.0, fraction)))
-        line = Text(no_wrap=True, overflow="ellipsis")
+        line = Text()
         line.append("⏳ ", style=self._style("busy"))
         line.append(message)
         line.append(f"   {key('cancel')} cancels", style=self._style("hint"))

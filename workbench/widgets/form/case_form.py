@@ -13,7 +13,7 @@ import numpy as np
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
-from textual.containers import Grid, Horizontal, Vertical
+from textual.containers import Horizontal, ItemGrid, Vertical
 from textual.message import Message
 from textual.widgets import Button, Checkbox, Input, Label, Static
 
@@ -48,8 +48,7 @@ class CaseForm(Vertical):
 
     DEFAULT_CSS = """
     CaseForm { height: auto; }
-    CaseForm .form-grid { grid-size: 4; grid-gutter: 0 2; height: auto; grid-rows: 1; }
-    CaseForm .recipes { grid-size: 3; }
+    CaseForm .form-grid { grid-gutter: 0 2; height: auto; grid-rows: 1; }
     CaseForm .field { height: 1; width: 1fr; }
     CaseForm .field Label { width: auto; padding-right: 1; color: $text-muted; }
     CaseForm .field Input { width: 1fr; }
@@ -57,7 +56,7 @@ class CaseForm(Vertical):
     CaseForm .field Button { border: none; height: 1; min-width: 10; width: auto; }
     CaseForm .field .size { color: $text-disabled; }
     CaseForm .field .role { color: $text-muted; }
-    CaseForm #derived { height: 1; color: $text; }
+    CaseForm #derived { height: auto; color: $text; }
     CaseForm #problems { height: auto; color: $error; }
     CaseForm #problems.-empty { display: none; }
     """
@@ -129,7 +128,8 @@ class CaseForm(Vertical):
         return field_
 
     def compose(self) -> ComposeResult:
-        with Grid(classes="form-grid"):
+        # As many columns as fit, so that no value is cut: a label and 7 digits need about 18.
+        with ItemGrid(classes="form-grid", min_column_width=18):
             for d in dims_of(self._spec):
                 with Horizontal(classes="field"):
                     yield Label(d.name)

@@ -3,17 +3,18 @@
 from __future__ import annotations
 
 from textual.app import ComposeResult
-from textual.containers import Grid, Horizontal
+from textual.containers import Horizontal, ItemGrid
 from textual.widgets import Button, Input, Label
 
 from workbench.recipes import RECIPES
 
 
-class RecipeGrid(Grid):
+class RecipeGrid(ItemGrid):
     """One field per storage binding: its size, and a recipe Input for the inputs."""
 
     def __init__(self, spec_inputs: bool, blink: bool) -> None:
-        super().__init__(classes="form-grid recipes")
+        # As many columns as fit: a binding's name, its size and a recipe need about 32.
+        super().__init__(classes="form-grid recipes", min_column_width=32)
         self.roles: list[tuple[str, str]] = []
         self.recipes: dict[str, str] = {}
         self.spec_inputs = spec_inputs

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 from rich.text import Text
-from textual import on
+from textual import events, on
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.reactive import reactive
@@ -16,6 +16,7 @@ from workbench.units import NONE, fmt_err, fmt_int, fmt_val
 from workbench.viewmodel.diff import Element, closest, tolerance_ratio
 from workbench.viewmodel.kernel_state import View
 from workbench.viewmodel.keys import key
+from workbench.widgets.detail_line import DetailLine
 from workbench.widgets.plots import heatmap, legend
 
 
@@ -34,17 +35,21 @@ def element_row(e: Element) -> tuple[str, str, str, str, Text, str, str]:
     )
 
 
+SLIM_BELOW = 80  # columns: below, the heatmap of |Δ| / tolerance is left out
+
+
 class DiffPane(Vertical):
     """Metrics per output, the worst elements of the chosen one, and where they are."""
 
     DEFAULT_CSS = """
     DiffPane #diff-metrics { height: auto; max-height: 6; }
-    DiffPane #diff-bar { height: 1; }
+    DiffPane #diff-bar { height: auto; }
     DiffPane #diff-which { width: 30; }
-    DiffPane #diff-why { width: 1fr; height: 1; color: $text-muted; margin-left: 1; }
+    DiffPane #diff-why { width: 1fr; color: $text-muted; margin-left: 1; }
     DiffPane #diff-about { height: auto; color: $text-muted; }
     DiffPane #diff-worst { width: 1fr; }
     DiffPane #diff-side { width: 26; padding-left: 1; }
+    DiffPane.-slim #diff-side { display: none; }
     DiffPane .title { color: $text-muted; height: auto; }
     """
 
@@ -65,7 +70,7 @@ class DiffPane(Vertical):
         yield Static(id="diff-about")
         with Horizontal(id="diff-bar"):
             yield Select([], id="diff-which", compact=True, allow_blank=True, prompt="output")
-            yield Static(id="diff-why")
+            yield DetailLine(id="diff-why")
         with Horizontal():
             worst = DataTable(id="diff-worst", cursor_type="row", zebra_stripes=True)
             worst.add_columns("where", "got", "reference", "|Δ|", "/tol", "rel", "ULP")
@@ -75,6 +80,10 @@ class DiffPane(Vertical):
                 yield Static(id="diff-heat")
                 yield Static(id="diff-legend")
 
+    def on_resize(self, event: events.Resize) -> None:
+        # Narrow, the tables get the whole width and the heatmap is left out.
+        self.set_class(event.size.width < SLIM_BELOW, "-slim")
+
     def watch_view(self, old: View, view: View) -> None:
         run = view.run
         if run is old.run and run is not None:
@@ -83,7 +92,7 @@ class DiffPane(Vertical):
         metrics.clear()
         self.query_one("#diff-worst", DataTable).clear()
         select = self.query_one("#diff-which", Select)
-        why = self.query_one("#diff-why", Static)
+        why = self.query_one("#diff-why", DetailLine)
         if run is None or not run.compare:
             why.update(
                 f"no comparison yet: press {key('run')} to run"
@@ -130,9 +139,8 @@ class DiffPane(Vertical):
         c = run.compare[name]
         # Where each maximum of the metrics table comes from, and what rel and ULP are about.
         self.query_one("#diff-about", Static).update(f"{name}: {c.figures()}\n{c.about()}")
-        why = self.query_one("#diff-why", Static)
-        why.update(Text(f"tolerance: {c.why or 'default'}", no_wrap=True, overflow="ellipsis"))
-        why.tooltip = c.why
+        why = self.query_one("#diff-why", DetailLine)
+        why.update(f"tolerance: {c.why or 'default'}")
         worst = self.query_one("#diff-worst", DataTable)
         worst.clear()
         ratio = tolerance_ratio(run, name)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 from rich.text import Text
-from textual import on
+from textual import events, on
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.reactive import reactive
@@ -24,6 +24,8 @@ from workbench.viewmodel.takeaway import block_text, value_text
 from workbench.widgets.array_view import FOLD, ArrayView
 from workbench.widgets.plots import heatmap, histogram, legend
 
+SLIM_BELOW = 80  # columns: below, the heatmap and histogram are left out
+
 
 class OutputsPane(Vertical):
     """One output (or input) at a time: a 2-D slice table, its stats, heatmap and histogram."""
@@ -34,6 +36,7 @@ class OutputsPane(Vertical):
     OutputsPane #out-slice { width: 22; margin-left: 1; }
     OutputsPane #out-stats { height: 1; color: $text-muted; }
     OutputsPane #out-side { width: 34; padding-left: 1; }
+    OutputsPane.-slim #out-side { display: none; }
     OutputsPane .title { color: $text-muted; height: 1; }
     OutputsPane #out-heat { height: auto; }
     OutputsPane #out-hist { height: 1fr; }
@@ -64,6 +67,10 @@ class OutputsPane(Vertical):
                 yield Static(id="out-heat")
                 yield Static(id="out-legend")
                 yield Static(id="out-hist")
+
+    def on_resize(self, event: events.Resize) -> None:
+        # Narrow, the table gets the whole width: the pictures would leave it two or three columns.
+        self.set_class(event.size.width < SLIM_BELOW, "-slim")
 
     def watch_view(self, old: View, view: View) -> None:
         run = view.run
