@@ -36,7 +36,10 @@ def test_help_at_80x24(snap_compare) -> None:
     assert snap_compare(_app(), terminal_size=SMALL, run_before=before)
 
 
-def test_fixtures_at_80x24(snap_compare) -> None:
+def test_fixtures_at_80x24(snap_compare, monkeypatch) -> None:
+    # The title names the user's fixtures folder, beside the configuration: one fixed path.
+    monkeypatch.setenv("WORKBENCH_CONFIG", "/tmp/workbench-snapshot/config.toml")
+
     async def before(pilot: Pilot) -> None:
         await settle(pilot)
         await press_settled(pilot, "x")

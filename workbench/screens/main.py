@@ -117,6 +117,10 @@ class MainScreen(Screen):
     """Browser + kernel view + footer."""
 
     BINDINGS: ClassVar[list[Binding]] = bindings("main")
+    # Focus goes where the screen puts it (the kernel list, or nowhere while the list is hidden
+    # and no kernel is open), never to the first field by default: keys typed then would land
+    # in a field instead of reaching their bindings.
+    AUTO_FOCUS = None
     # Classes the stylesheet lays the screen out by: -narrow, -medium or -wide.
     HORIZONTAL_BREAKPOINTS: ClassVar[list[tuple[int, str]]] = [
         (0, "-narrow"),
