@@ -30,7 +30,7 @@ from bench_kernels import ROWS
 from workbench.bench.measure import bench_case
 from workbench.bench.plot import Point, roofline_chart
 from workbench.checks.result import jsonable
-from workbench.session import Budget, Session
+from workbench.session import DEFAULT_WARMUP_MS, Budget, Session
 from workbench.units import fmt_ms
 
 # Each kernel at the sizes of its first row in bench_kernels.py, so both scripts time the same work.
@@ -110,8 +110,8 @@ def markdown(fig: dict[str, Any]) -> str:
 
 def measure(args: argparse.Namespace) -> dict[str, Any]:
     session = Session.open(adapter=args.adapter)
-    roof = session.roofline()
-    budget = Budget(ms=args.ms, flush=not args.no_flush)
+    roof = session.roofline(Budget(ms=100.0, warmup_ms=DEFAULT_WARMUP_MS))
+    budget = Budget(ms=args.ms, warmup_ms=DEFAULT_WARMUP_MS, flush=not args.no_flush)
     results = []
     for name in args.only:
         case = session.case(name, dims={} if args.seed_dims else SIZES.get(name, {}))

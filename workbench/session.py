@@ -39,7 +39,7 @@ from workbench.gpu.device import (
     abandoned_waits,
 )
 from workbench.gpu.roofline import Roofline, cached, roofline
-from workbench.gpu.timing import Budget, ClockCheck, Timing
+from workbench.gpu.timing import DEFAULT_WARMUP_MS, Budget, ClockCheck, Timing
 from workbench.gpu.uniforms import pack_uniform
 from workbench.jsonable import jsonable
 from workbench.planning import (
@@ -60,6 +60,7 @@ from workbench.wgsl.reflect import EntryPoint, subgroup_width_constants
 
 __all__ = [
     "ADHOC_N",
+    "DEFAULT_WARMUP_MS",
     "AdapterInfo",
     "BindingPlan",
     "Budget",

@@ -19,7 +19,7 @@ from workbench.bench.report import ab_lines, clock_line, header_lines, result_li
 from workbench.bench.sweep import check_override, parse_sweep, sweep
 from workbench.cli.common import add_case_options, build_case, open_session, print_json
 from workbench.errors import UserError
-from workbench.session import Budget, Case, ClockCheck, Session
+from workbench.session import DEFAULT_WARMUP_MS, Budget, Case, ClockCheck, Session
 from workbench.wgsl.corpus import SHIPPED, load_corpus
 
 
@@ -38,8 +38,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--warmup-ms",
         type=float,
-        default=Budget().warmup_ms,
-        help=f"warm-up time per kernel (default {Budget().warmup_ms:g}: an idle GPU needs "
+        default=DEFAULT_WARMUP_MS,
+        help=f"warm-up time per kernel (default {DEFAULT_WARMUP_MS:g}: an idle GPU needs "
         "0.2-0.8 s of work to raise its clocks)",
     )
     p.add_argument(
