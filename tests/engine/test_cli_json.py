@@ -122,8 +122,14 @@ def test_json_output_is_one_object_with_null_only_where_documented(
     assert proc.returncode == code, proc.stderr
     data = json.loads(proc.stdout)
     assert isinstance(data, dict)
-    allowed = documented_nulls().get(command, set())
-    unexplained = sorted(set(null_paths(data)) - allowed)
+    documented = documented_nulls()
+    allowed = documented.get(command, set())
+    # A comparison of one output may lack its rel/ULP figures wherever it appears.
+    unexplained = sorted(
+        p
+        for p in set(null_paths(data)) - allowed
+        if p.rpartition(".")[2] not in documented["compare"]
+    )
     assert not unexplained, f"null not documented in docs/json.md for {command}: {unexplained}"
 
 
