@@ -139,7 +139,7 @@ def test_roofline_chart_names_each_point_and_the_ceilings() -> None:
         Point("earlier", 1.25, 0.5, 0.4, faint=True),
     ]
     text = roofline_chart(3.0, 30.0, points, width=70, height=18, color=False)
-    assert "3.0 GB/s" in text and "30.0 GFLOP/s" in text and "ridge 10 FLOP/B" in text
+    assert "3.00 GB/s" in text and "30.0 GFLOP/s" in text and "ridge 10 FLOP/B" in text
     assert "1 gelu_inplace  2 attention" in text
     assert "embed (50% of the bandwidth)" in text
     assert "\x1b[" not in text

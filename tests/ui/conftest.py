@@ -8,6 +8,7 @@ at a half-drawn one.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import shutil
 import time
@@ -51,11 +52,19 @@ def _in_flight(app: WorkbenchApp) -> list[Worker]:
     return [w for w in app.workers if w.state in (WorkerState.PENDING, WorkerState.RUNNING)]
 
 
-async def _handled(node: MessagePump) -> None:
-    """Return once `node` has handled every message queued for it before this call."""
+async def _handled(node: MessagePump, limit: float = 240.0) -> None:
+    """Return once `node` has handled every message queued for it before this call, or at once
+    if it no longer handles messages: a screen being dismissed accepts a message it will never
+    run, and waiting on that one alone hung whole suites."""
     done = asyncio.Event()
-    node.call_later(done.set)
-    await done.wait()
+    if not node.call_later(done.set):
+        return
+    t0 = time.perf_counter()
+    while not done.is_set() and not (node._closing or node._closed):
+        if time.perf_counter() - t0 > limit:
+            raise AssertionError(f"{node!r} handled nothing for {limit} s")
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(done.wait(), 0.05)
 
 
 async def settle(pilot: Pilot, limit: float = 120.0) -> None:
