@@ -53,7 +53,8 @@ def closest(run: Run, name: str, count: int, ratio: np.ndarray | None = None) ->
     ref = np.asarray((run.reference or {})[name], dtype=np.float64).ravel()
     axes = run.case.plan(name).axes
     shape = run.outputs[name].shape
-    floor = run.compare[name].rel_floor
+    c = run.compare[name]
+    floor = closeness.rel_floor(c.rtol, c.atol)
     out = []
     for flat in top:
         idx = tuple(int(v) for v in np.unravel_index(int(flat), shape))
