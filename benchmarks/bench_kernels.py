@@ -2,15 +2,22 @@
 
 For every row (a kernel, or the two kernels of the attention split backward together) this
 measures, in the same process on the same GPU:
-  - ours: the workbench kernel through the session (GPU timestamps, median of `--reps`);
-  - torch eager: the same operation in PyTorch (CUDA events around back-to-back calls);
+  - ours: the workbench kernel through the session, timed the two ways torch is (time_ours);
+  - torch eager: the same operation in PyTorch (time_torch);
   - torch.compile: that expression compiled by Inductor (elementwise rows only: the peer a user
     would pick for them);
   - copy: a torch device-to-device copy moving the bytes the row's cost model counts (half read,
     half written): the memory roofline at that size;
-  - WGSL copy: a vec4 copy of the same bytes through the same engine and timing as ours (GPU
-    timestamps per dispatch): what this API and timing reach at that size, which shows how much
-    of a gap to torch's copy is the kernel and how much the path and the timing method.
+  - WGSL copy: a vec4 copy of the same bytes through the same engine and timing as ours: what
+    this API reaches at that size, which shows how much of a gap to torch's copy is the kernel
+    and how much the path.
+Every time on both sides is the faster of two methods, the same two for each: the median of one
+call timed alone (GPU timestamps around each dispatch; CUDA events around each call) and the
+mean of `--reps` calls back to back between two marks (timestamps at the beginning and end of
+one compute pass of that many dispatches; two CUDA events around that many calls), where a short
+call's ramp-up and tail overlap its neighbours'. In-place kernels start each of our batches from
+their inputs (Session.time_back_to_back), and outputs are checked on the first dispatch, before
+any timing.
 Ratios are peer time / our time (above 1: ours is faster); "% of copy" is copy time / our time.
 Each row carries its targets from issue 13; a miss prints by how much. Elementwise sizes are far
 over the H100's 50 MB L2 cache. Without torch and CUDA only our times (and a WGSL copy) are shown.
@@ -40,7 +47,7 @@ from typing import Any
 import numpy as np
 
 from workbench.errors import LimitError
-from workbench.session import Case, Session
+from workbench.session import Case, Run, Session
 from workbench.wgsl.corpus import Corpus, Kernel, Piece
 
 SECTION = "## Kernels on the H100"
@@ -253,6 +260,20 @@ def compiled_peer(make: Callable[[], Callable[[], Any]], torch: Any) -> Callable
     return torch.compile(make(), dynamic=False)
 
 
+def time_ours(
+    session: Session, case: Case, reps: int, check: bool
+) -> tuple[float, dict[str, float], Run]:
+    """Milliseconds per dispatch of `case`, the faster of the two methods torch is timed by (see
+    time_torch): the median of GPU timestamps around each of `reps` dispatches, and the mean of
+    `reps` dispatches back to back in one compute pass between two timestamps (from the case's
+    inputs; in-place kernels apply at most `reps` times to their data either way). Also each
+    method's figure and the run (outputs of the first dispatch, compared when `check`)."""
+    run = session.run(case, reps=reps, warmup=3, reference=check)
+    stream = session.time_back_to_back(case, batch=reps, samples=1, warmup=1)
+    methods = {"per_dispatch_ms": run.timing.median_ms, "back_to_back_ms": stream.median_ms}
+    return min(methods.values()), methods, run
+
+
 def time_torch(fn: Callable[[], Any], torch: Any, reps: int) -> float:
     """Milliseconds per call, the faster of two honest ways to time torch, so that no way of
     timing flatters our kernels: per call (the median CUDA-event time around each call, the
@@ -306,7 +327,7 @@ def wgsl_copy_ms(session: Session, nbytes: int, reps: int) -> float:
         case = session_copy.case("copy_vec4", dims={"n": n}, inputs={"src": "zeros"})
     except LimitError:  # a copy this size does not fit the adapter's bindings (CPU adapters)
         return math.nan
-    return session_copy.run(case, reps=reps, warmup=3, reference=False).timing.median_ms
+    return time_ours(session_copy, case, reps, check=False)[0]
 
 
 @dataclass
@@ -321,6 +342,8 @@ class Result:
     eager_ms: float = math.nan
     compile_ms: float = math.nan
     parts_ms: dict[str, float] = field(default_factory=dict)  # ours, per kernel of the row
+    # ours, per kernel of the row: each timing method's figure (time_ours)
+    methods_ms: dict[str, dict[str, float]] = field(default_factory=dict)
     checked: str = "not checked"
     misses: list[str] = field(default_factory=list)
 
@@ -353,8 +376,11 @@ class Result:
             ("torch.compile", self.vs_compile, r.min_compile),
         ):
             if want is not None and not math.isnan(got) and got < want:
+                short = 1 - got / want
                 self.misses.append(
-                    f"{got:.2f}x {name}, target {want:.2f}x ({(1 - got / want):.0%} short)"
+                    f"{got:.3f}x {name}, target {want:.2f}x ({short:.1%} short)"
+                    if short < 0.01
+                    else f"{got:.2f}x {name}, target {want:.2f}x ({short:.0%} short)"
                 )
 
     def to_json(self) -> dict[str, Any]:
@@ -370,6 +396,7 @@ class Result:
             "eager_ms": self.eager_ms,
             "compile_ms": self.compile_ms,
             "parts_ms": self.parts_ms,
+            "methods_ms": self.methods_ms,
             "copy_frac": self.copy_frac,
             "vs_eager": self.vs_eager,
             "vs_compile": self.vs_compile,
@@ -380,13 +407,13 @@ class Result:
 
 def measure(session: Session, row: Row, torch: Any, peers: dict, reps: int, check: bool) -> Result:
     """Time one row: ours (summed over its kernels), its torch peers and the copy roofline."""
-    ours, nbytes, flops, checked, first, parts = 0.0, 0, 0, [], None, {}
+    ours, nbytes, flops, checked, first, parts, methods = 0.0, 0, 0, [], None, {}, {}
     for name in row.kernels:
         case = session.case(name, dims=row.dims)
         first = first or case
-        run = session.run(case, reps=reps, warmup=3, reference=check)
-        ours += run.timing.median_ms
-        parts[name] = run.timing.median_ms
+        ms, methods[name], run = time_ours(session, case, reps, check)
+        ours += ms
+        parts[name] = ms
         if case.cost:
             nbytes += case.cost.bytes
             flops += case.cost.flops
@@ -395,7 +422,17 @@ def measure(session: Session, row: Row, torch: Any, peers: dict, reps: int, chec
             checked.append(f"{name}: {'FAILED ' + ', '.join(bad) if bad else 'ok'}")
     wgsl_ms = wgsl_copy_ms(session, nbytes, reps)
     copy_ms = torch_copy_ms(nbytes, torch, reps) if torch else wgsl_ms
-    res = Result(row, dict(first.dims), ours, nbytes, flops, copy_ms, wgsl_ms, parts_ms=parts)
+    res = Result(
+        row,
+        dict(first.dims),
+        ours,
+        nbytes,
+        flops,
+        copy_ms,
+        wgsl_ms,
+        parts_ms=parts,
+        methods_ms=methods,
+    )
     if check:
         res.checked = "; ".join(checked)
     if torch is not None:
@@ -450,12 +487,16 @@ def markdown(results: list[Result], header: dict[str, str]) -> str:
         f"- copy roofline: a torch device-to-device copy of 256 MiB moved "
         f'{header["copy_gbs"]} GB/s (bytes read plus written); each row\'s "% of copy" uses a '
         "copy of that row's own bytes, timed in the same run",
-        "- ours: GPU timestamps around each dispatch, median of the timed dispatches; torch "
-        "(eager, compile, copy): the faster of the median of CUDA events around each call and "
-        "the mean of back-to-back calls between two events, so that no timing method flatters "
-        "our kernels; ratios are peer time / our time (above 1: ours is faster)",
+        "- timing, the same two methods on both sides, the faster counts: the median of one call "
+        "timed alone (ours and the WGSL copy: GPU timestamps around each dispatch; torch eager, "
+        "compile and copy: CUDA events around each call) and the mean of "
+        f"{header.get('reps', '50')} calls back to back between two marks (ours: timestamps at "
+        "the beginning and end of one compute pass of that many dispatches, each batch from the "
+        "case's inputs; torch: two CUDA events around that many calls), where a short call's "
+        "ramp-up and tail overlap its neighbours'; outputs are checked on the first dispatch, "
+        "before any timing; ratios are peer time / our time (above 1: ours is faster)",
         "- WGSL copy: a vec4 copy of the row's bytes through the same engine, timed as ours; "
-        "% of WGSL copy = its time / ours (the kernel against what this API and timing reach)",
+        "% of WGSL copy = its time / ours (the kernel against what this API reaches)",
         "",
         "| kernel | sizes | ours ms | GB/s | GFLOP/s | copy ms | % of copy | WGSL copy ms | "
         "% of WGSL copy | eager ms | vs eager | compile ms | vs compile | targets |",
@@ -496,6 +537,7 @@ def load_results(path: Path) -> tuple[dict[str, str], list[Result]]:
             compile_ms=j["compile_ms"] if j["compile_ms"] is not None else math.nan,
             checked=j["checked"],
             parts_ms=j.get("parts_ms", {}),
+            methods_ms=j.get("methods_ms", {}),
         )
         res.judge()
         results.append(res)
@@ -548,6 +590,7 @@ def main() -> int:
         "driver": adapter.driver,
         "torch": torch.__version__ if torch else "absent",
         "copy_gbs": "–",
+        "reps": str(args.reps),
     }
     if torch is not None:
         src = torch.empty(64 << 20, device="cuda")

@@ -448,6 +448,16 @@ class Session:
             for b in bounds:
                 b.release()
 
+    def time_back_to_back(
+        self, case: Case, batch: int, samples: int = 1, warmup: int = 1
+    ) -> Timing:
+        """Milliseconds per dispatch of `case` as the mean over `batch` dispatches back to back
+        in one compute pass (`samples` batches, each from the case's inputs; no read-back):
+        the peer of timing a stream of calls between two events."""
+        plans, grid = self._buffer_plans(case)
+        program = self._compile(case.kernel, case.overrides)
+        return self.gpu.time_back_to_back(program, plans, grid, batch, samples, warmup)
+
     def clock_check(self, case: Case, pass_ms: float) -> ClockCheck | None:
         """The timestamp clock against the host clock on `case` (None: no timestamps)."""
         bound = self._bind(case)

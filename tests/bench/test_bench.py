@@ -16,7 +16,7 @@ from workbench.bench.sweep import replan, sweep
 from workbench.gpu.adapters import list_adapters
 from workbench.gpu.device import GpuContext
 from workbench.gpu.roofline import cached, roofline
-from workbench.gpu.timing import Budget
+from workbench.gpu.timing import Budget, time_back_to_back
 from workbench.session import Session
 from workbench.wgsl.corpus import SHIPPED, load_corpus
 
@@ -285,3 +285,58 @@ def test_a_sweep_of_the_workgroup_size_replans_the_grid(session: Session, tmp_pa
         assert r.verdict == "ran" and r.usable
         out = own.run(r.case).outputs["out"]
         np.testing.assert_array_equal(out.astype(np.float64), want)  # every element written
+
+
+# Adds one to each element in place: after k dispatches in order from zeros, every element is k.
+INCREMENT = """
+@group(0) @binding(0) var<storage, read_write> x: array<f32>;
+@group(0) @binding(1) var<uniform> n: u32;
+@compute @workgroup_size(64)
+fn increment(@builtin(global_invocation_id) gid: vec3<u32>) {
+    if (gid.x < n) { x[gid.x] = x[gid.x] + 1.0; }
+}
+"""
+
+
+def test_back_to_back_dispatches_each_batch_in_order_from_restored_inputs(
+    session: Session, tmp_path
+) -> None:
+    own = Session(load_corpus(write_corpus(tmp_path, {"inc.wgsl": INCREMENT})), session.gpu)
+    case = own.case("increment", dims={"n": 1000}, inputs={"x": "zeros"})
+    bound = own._bind(case)
+    buf = bound.buffers["x"][0]
+    restores = []
+
+    def restore() -> None:
+        restores.append(1)
+        own.gpu.device.queue.write_buffer(buf, 0, np.zeros(1000, np.float32).tobytes())
+
+    try:
+        t = time_back_to_back(
+            own.gpu, bound.encode_batch, 7, samples=3, warmup=2, before_batch=restore
+        )
+        x = np.frombuffer(own.gpu.read_back({"x": (buf, 4000)})["x"], np.float32)
+    finally:
+        bound.release()
+    # Seven dispatches after the last restore, each seeing the one before: no more, no fewer.
+    assert np.array_equal(x, np.full(1000, 7.0, np.float32)), np.unique(x)
+    assert len(restores) == 2 + 3  # before every batch, warm-up batches included
+    assert t.method == ("back-to-back" if session.gpu.has_timestamps else "back-to-back wall")
+    assert t.passes_per_sample == 7 and len(t.samples_ms) == 3 and t.reps == 21
+    assert t.warmup == 14 and "7 back-to-back dispatches in one pass" in t.detail
+    assert all(s >= 0 for s in t.samples_ms)
+
+
+def test_back_to_back_four_times_the_loop_takes_longer(session: Session, tmp_path) -> None:
+    own = Session(load_corpus(write_corpus(tmp_path, {"loop.wgsl": LOOP})), session.gpu)
+    base = own.case("chain", dims={"n": 4096})
+    quick = own.time_back_to_back(replace(base, overrides={"steps": 500}), 8, samples=3)
+    slow = own.time_back_to_back(replace(base, overrides={"steps": 2000}), 8, samples=3)
+    assert slow.min_ms > 1.8 * quick.min_ms, (
+        quick.samples_ms,
+        slow.samples_ms,
+    )  # minima: see above
+    gpu = _NoTimestamps(session.adapter)
+    walled = Session(own.corpus, gpu).time_back_to_back(base, 4, samples=2)
+    assert walled.method == "back-to-back wall" and walled.reps == 8
+    assert "wall clock around 4 back-to-back dispatches" in walled.detail

@@ -41,7 +41,15 @@ from workbench.gpu.adapters import (
     raw_adapter,
 )
 from workbench.gpu.limits import check_limits, check_workgroup_storage
-from workbench.gpu.timing import Budget, ClockCheck, Timing, clock_check, flush_size, time_passes
+from workbench.gpu.timing import (
+    Budget,
+    ClockCheck,
+    Timing,
+    clock_check,
+    flush_size,
+    time_back_to_back,
+    time_passes,
+)
 from workbench.gpu.timing import time_reps as _time_reps
 from workbench.wgsl.diagnostics import map_compile_error
 from workbench.wgsl.reflect import Binding, EntryPoint, reflect
@@ -366,11 +374,7 @@ class GpuContext:
                 )
                 size = max(16, (p.nbytes + 3) // 4 * 4)
                 buf = dev.create_buffer(size=size, usage=usage)
-                if p.data:
-                    # Uploads go straight from the caller's memory; only an odd size is copied
-                    # (writes must be a multiple of 4 bytes).
-                    pad = (-len(p.data)) % 4
-                    dev.queue.write_buffer(buf, 0, bytes(p.data) + b"\0" * pad if pad else p.data)
+                _upload(dev, buf, p.data)
                 buffers[p.binding.name] = (buf, p.nbytes, p.read)
             groups = []
             for g, layout in enumerate(program.layouts):
@@ -416,6 +420,40 @@ class GpuContext:
         finally:
             bound.release()
         return DispatchResult(outputs, timing, grid)
+
+    @_watched
+    def time_back_to_back(
+        self,
+        program: Program,
+        plans: Sequence[BufferPlan],
+        grid: tuple[int, int, int],
+        batch: int,
+        samples: int = 1,
+        warmup: int = 1,
+    ) -> Timing:
+        """Time `batch` dispatches back to back in one compute pass (see
+        timing.time_back_to_back); every batch, the warm-up ones included, starts from the
+        buffers as `plans` describe them (inputs uploaded again, the rest cleared), so an
+        in-place or accumulating kernel never works on more than `batch` of its own results."""
+        bound = self.bind(program, plans, grid)
+        try:
+            with self._gpu_errors():
+
+                def restore() -> None:
+                    enc = self.device.create_command_encoder()
+                    for p in plans:
+                        buf = bound.buffers[p.binding.name][0]
+                        if p.data:
+                            _upload(self.device, buf, p.data)
+                        else:
+                            enc.clear_buffer(buf)
+                    self.device.queue.submit([enc.finish()])
+
+                return time_back_to_back(
+                    self, bound.encode_batch, batch, samples, warmup, before_batch=restore
+                )
+        finally:
+            bound.release()
 
     @_watched
     def time(
@@ -673,9 +711,30 @@ class Bound:
             cp.dispatch_workgroups(*self.grid)
         cp.end()
 
+    def encode_batch(self, enc: Any, count: int, ts: dict[str, Any] | None = None) -> None:
+        """One compute pass dispatching the program `count` times back to back (wgpu orders
+        the dispatches: each sees the previous one's writes); timestamped at the pass's
+        beginning and end when `ts` is given."""
+        cp = enc.begin_compute_pass(timestamp_writes=ts) if ts else enc.begin_compute_pass()
+        cp.set_pipeline(self.program.pipeline)
+        for g, bg in enumerate(self.groups):
+            cp.set_bind_group(g, bg)
+        if all(v > 0 for v in self.grid):
+            for _ in range(count):
+                cp.dispatch_workgroups(*self.grid)
+        cp.end()
+
     def release(self) -> None:
         for buf, _, _ in self.buffers.values():
             buf.destroy()
+
+
+def _upload(dev: Any, buf: Any, data: bytes | memoryview | None) -> None:
+    """Write `data` (None: nothing) to the start of `buf`: straight from the caller's memory, only
+    an odd size copied (writes must be a multiple of 4 bytes)."""
+    if data:
+        pad = (-len(data)) % 4
+        dev.queue.write_buffer(buf, 0, bytes(data) + b"\0" * pad if pad else data)
 
 
 def _other_adapter_hint(adapter: AdapterInfo) -> str:

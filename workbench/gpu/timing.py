@@ -6,7 +6,9 @@ one round from a few back-to-back passes and measures for a given time: per pass
 queries where the adapter has them, otherwise with the host clock around batches of passes in one
 submission, and says which. Several passes are interleaved (A B A B …) so drift hits each alike. An
 optional flush writes a buffer larger than the last-level cache before each timed pass.
-`clock_check` compares the timestamp clock with the host clock over the same passes, which catches a
+`time_back_to_back` times a batch of dispatches in one compute pass between two timestamps (mean
+per dispatch), where neighbouring dispatches overlap their ramp-up and tail as a stream of CUDA
+launches does. `clock_check` compares the timestamp clock with the host clock over the same passes, which catches a
 misread timestamp period or hidden per-pass overhead.
 
 Why the warm-up is long: a GPU left idle for about two seconds (while a kernel's reference runs on
@@ -36,6 +38,10 @@ if TYPE_CHECKING:
 
 # Encodes one pass into a command encoder; the dict, when given, holds the pass's timestamp_writes.
 EncodePass = Callable[[Any, "dict[str, Any] | None"], None]
+
+# Encodes one compute pass dispatching a program the given number of times, back to back; the dict,
+# when given, holds the pass's timestamp_writes.
+EncodeBatch = Callable[[Any, int, "dict[str, Any] | None"], None]
 
 # Passes in one submission while timing: a submission is the unit of progress and of cancelling,
 # so it holds at most 256 passes and about a quarter second of work.
@@ -87,7 +93,10 @@ class Timing:
     batch of `passes_per_sample` passes submitted together.
     """
 
-    method: str  # "timestamp" (GPU timestamp queries) or "wall" (host clock around submissions)
+    # "timestamp" (GPU timestamp queries per pass), "wall" (host clock around submissions), or
+    # "back-to-back" / "back-to-back wall" (a batch of dispatches in one pass, by timestamps or
+    # by the host clock; time_back_to_back)
+    method: str
     samples_ms: tuple[float, ...]
     warmup: int
     passes_per_sample: int = 1
@@ -100,10 +109,15 @@ class Timing:
     @property
     def detail(self) -> str:
         """The method in words, as the output states it."""
-        how = (
-            "GPU timestamps per pass"
-            if self.method == "timestamp"
-            else f"wall clock over batches of {self.passes_per_sample} passes in one submission"
+        how = {
+            "timestamp": "GPU timestamps per pass",
+            "back-to-back": f"GPU timestamps around {self.passes_per_sample} back-to-back "
+            "dispatches in one pass, mean per dispatch",
+            "back-to-back wall": f"wall clock around {self.passes_per_sample} back-to-back "
+            "dispatches in one pass, mean per dispatch",
+        }.get(
+            self.method,
+            f"wall clock over batches of {self.passes_per_sample} passes in one submission",
         )
         return how + (", cache flushed before each pass" if self.flushed else "")
 
@@ -319,6 +333,75 @@ def _estimate(ctx: GpuContext, passes: Sequence[EncodePass], flush: EncodePass |
             return best
         rounds = min(rounds * 4, max(rounds, math.ceil(_ESTIMATE_MS / max(best, 1e-6))) * 2)
     return best
+
+
+def time_back_to_back(
+    ctx: GpuContext,
+    encode_batch: EncodeBatch,
+    batch: int,
+    samples: int = 1,
+    warmup: int = 1,
+    before_batch: Callable[[], None] | None = None,
+) -> Timing:
+    """Milliseconds per dispatch as the mean over `batch` dispatches back to back in one compute
+    pass, one sample per batch: the dispatches' ramp-up and tail overlap their neighbours' launch,
+    which per-pass timestamps cannot show (the way CUDA events around a stream of calls time
+    torch). GPU timestamps at the pass's beginning and end where the adapter has them, otherwise
+    the host clock around the batch's submission. `warmup` untimed batches go first;
+    `before_batch` runs before every batch (restoring inputs, say), outside the timed span."""
+    ctx.release_staging()
+    batch = max(1, batch)
+    for _ in range(warmup):
+        if before_batch is not None:
+            before_batch()
+        _submit_batch(ctx, encode_batch, batch, None)
+    stamped = ctx.has_timestamps
+    out: list[float] = []
+    for _ in range(samples):
+        if before_batch is not None:
+            before_batch()
+        if stamped:
+            out.append(_timestamped_batch(ctx, encode_batch, batch) / batch)
+        else:
+            ctx.wait()  # the restore's uploads finish before the clock starts
+            out.append(_submit_batch(ctx, encode_batch, batch, None) / batch)
+    method = "back-to-back" if stamped else "back-to-back wall"
+    return Timing(method, tuple(out), warmup * batch, passes_per_sample=batch)
+
+
+def _submit_batch(ctx: GpuContext, encode_batch: EncodeBatch, batch: int, ts: Any) -> float:
+    """One compute pass of `batch` dispatches in one submission, waited for: host milliseconds."""
+    dev = ctx.device
+    enc = dev.create_command_encoder()
+    encode_batch(enc, batch, ts)
+    buf = enc.finish()
+    t0 = time.perf_counter()
+    dev.queue.submit([buf])
+    ctx.wait()
+    return (time.perf_counter() - t0) * 1e3
+
+
+def _timestamped_batch(ctx: GpuContext, encode_batch: EncodeBatch, batch: int) -> float:
+    """GPU milliseconds between the beginning and the end of one pass of `batch` dispatches."""
+    import wgpu
+
+    dev = ctx.device
+    qs = dev.create_query_set(type=wgpu.QueryType.timestamp, count=2)
+    resolve = dev.create_buffer(
+        size=16, usage=wgpu.BufferUsage.QUERY_RESOLVE | wgpu.BufferUsage.COPY_SRC
+    )
+    enc = dev.create_command_encoder()
+    encode_batch(
+        enc,
+        batch,
+        {"query_set": qs, "beginning_of_pass_write_index": 0, "end_of_pass_write_index": 1},
+    )
+    enc.resolve_query_set(qs, 0, 2, resolve, 0)
+    dev.queue.submit([enc.finish()])
+    ticks = np.frombuffer(ctx.read_back({"t": (resolve, 16)})["t"], np.uint64)
+    resolve.destroy()
+    qs.destroy()
+    return float(int(ticks[1]) - int(ticks[0])) * ctx.timestamp_period_ns / 1e6
 
 
 def time_reps(
