@@ -8,8 +8,8 @@ submission, and says which. Several passes are interleaved (A B A B …) so drif
 optional flush writes a buffer larger than the last-level cache before each timed pass.
 `time_back_to_back` times a batch of dispatches in one compute pass between two timestamps (mean
 per dispatch), where neighbouring dispatches overlap their ramp-up and tail as a stream of CUDA
-launches does. `clock_check` compares the timestamp clock with the host clock over the same passes, which catches a
-misread timestamp period or hidden per-pass overhead.
+launches does. `clock_check` compares the timestamp clock with the host clock over the same
+passes, which catches a misread timestamp period or hidden per-pass overhead.
 
 Why the warm-up is long: a GPU left idle for about two seconds (while a kernel's reference runs on
 the CPU, say) drops its clocks, and raises them again only after 0.2–0.8 s of sustained work (an
@@ -354,7 +354,7 @@ def time_back_to_back(
     for _ in range(warmup):
         if before_batch is not None:
             before_batch()
-        _submit_batch(ctx, encode_batch, batch, None)
+        _submit_batch(ctx, encode_batch, batch)
     stamped = ctx.has_timestamps
     out: list[float] = []
     for _ in range(samples):
@@ -364,16 +364,16 @@ def time_back_to_back(
             out.append(_timestamped_batch(ctx, encode_batch, batch) / batch)
         else:
             ctx.wait()  # the restore's uploads finish before the clock starts
-            out.append(_submit_batch(ctx, encode_batch, batch, None) / batch)
+            out.append(_submit_batch(ctx, encode_batch, batch) / batch)
     method = "back-to-back" if stamped else "back-to-back wall"
     return Timing(method, tuple(out), warmup * batch, passes_per_sample=batch)
 
 
-def _submit_batch(ctx: GpuContext, encode_batch: EncodeBatch, batch: int, ts: Any) -> float:
+def _submit_batch(ctx: GpuContext, encode_batch: EncodeBatch, batch: int) -> float:
     """One compute pass of `batch` dispatches in one submission, waited for: host milliseconds."""
     dev = ctx.device
     enc = dev.create_command_encoder()
-    encode_batch(enc, batch, ts)
+    encode_batch(enc, batch, None)
     buf = enc.finish()
     t0 = time.perf_counter()
     dev.queue.submit([buf])
