@@ -58,6 +58,7 @@ from workbench.screens.main import MainScreen
 from workbench.screens.save_fixture import SaveFixtureScreen
 from workbench.screens.steps import StepsScreen
 from workbench.session import Case, Run, Session
+from workbench.ui.keys_in_order import KeysInOrder
 from workbench.viewmodel.advice import ui_message
 from workbench.viewmodel.cases import build_case
 from workbench.viewmodel.fixture_places import FixturePlaces, fixture_places
@@ -74,7 +75,7 @@ def _env_flag(name: str) -> bool:
     return os.environ.get(name, "").strip().lower() in ("1", "true", "yes", "on")
 
 
-class WorkbenchApp(App[None]):
+class WorkbenchApp(KeysInOrder):
     """Browse, run, check, time and record WGSL kernels."""
 
     TITLE = "workbench"

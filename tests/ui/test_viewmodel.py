@@ -73,6 +73,29 @@ def test_form_fields_by_id() -> None:
     assert state.with_field("unknown", "z") is state
 
 
+@pytest.mark.parametrize(
+    ("field_id", "text"),
+    [
+        ("dim-n", "9"),
+        ("recipe-x", "arange"),
+        ("seed", "3"),
+        ("set-dims-x", "2"),
+        ("grid", "4,1"),
+        ("override-WG", "64"),
+    ],
+)
+def test_form_text_of_a_field_is_what_with_field_put_there(field_id: str, text: str) -> None:
+    state = FormState(dims={"n": "8"})
+    assert state.with_field(field_id, text).text_of(field_id) == text
+
+
+def test_form_text_of_fields_the_form_lacks() -> None:
+    state = FormState(dims={"n": "8"})
+    assert state.text_of("dim-m") is None  # not one of the kernel's dims
+    assert state.text_of("special") is None  # a toggle, not text
+    assert state.text_of("recipe-x") == ""  # blank: the spec's inputs
+
+
 # -- the slice box ---------------------------------------------------------------------------------
 AXES = ("seq", "head", "row", "col")
 SHAPE = (4, 3, 8, 8)

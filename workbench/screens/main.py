@@ -336,11 +336,14 @@ class MainScreen(Screen):
             st.source_fine(status)
         self._title(kernel, spec, mismatch)
         self.query_one("#kernel-view").remove_class("-empty")
+        known = st.case or (st.run.case if st.run else None)
         await self.form.set_kernel(
             spec,
             st.form,
             tuple(uniform_paths(kernel.entry_point.bindings)) if kernel.entry_point else (),
             tuple(kernel.module.overrides) if kernel.module else (),
+            roles=_roles(known) if known else None,
+            kernel=key_,
         )
         self.refresh_view()
         self.refresh_bindings()
@@ -458,9 +461,7 @@ class MainScreen(Screen):
             return
         shown = message.case or st.case
         if shown is not None:
-            await self.form.set_roles(
-                [(p.name, p.role) for p in shown.bindings if p.role != "uniform"]
-            )
+            await self.form.set_roles(_roles(shown))
         self.form.show_plan(shown, st.problems)
         self.refresh_view()
 
@@ -1031,6 +1032,11 @@ class MainScreen(Screen):
     @on(CaseForm.LoadNpy)
     def _load_npy(self) -> None:
         self.wb.action_load_npy()
+
+
+def _roles(case: Case) -> list[tuple[str, str]]:
+    """(name, role) of each storage binding of a case: the form's recipe fields."""
+    return [(p.name, p.role) for p in case.bindings if p.role != "uniform"]
 
 
 def _probe(session: Session, case: Case, invocation: str, capacity: str) -> ProbeRun:

@@ -72,6 +72,19 @@ class FormState:
             return replace(self, overrides={**self.overrides, name: str(value)})
         return self
 
+    def text_of(self, field_id: str) -> str | None:
+        """The text of the form field `field_id` (`with_field`'s inverse); None for a field that
+        holds no text (`special`) or that the form does not have."""
+        if field_id.startswith("dim-"):
+            return self.dims.get(field_id.removeprefix("dim-"))
+        if field_id.startswith("recipe-"):
+            return self.recipes.get(field_id.removeprefix("recipe-"), "")
+        if field_id.startswith("set-"):
+            return self.sets.get(field_id_path(field_id.removeprefix("set-")), "")
+        if field_id.startswith("override-"):
+            return self.overrides.get(field_id.removeprefix("override-"), "")
+        return {"seed": self.seed, "grid": self.grid}.get(field_id)
+
 
 def _filled(fields: dict[str, str]) -> tuple[tuple[str, str], ...]:
     return tuple(sorted((k, v.strip()) for k, v in fields.items() if v.strip()))

@@ -84,6 +84,7 @@ class CaseForm(Vertical):
         self._uniform_paths: tuple[str, ...] = ()
         self._overrides: tuple[str, ...] = ()
         self._roles: list[tuple[str, str]] = []  # (name, role)
+        self._layout: tuple[object, ...] = ()  # which fields are shown (names, not values)
         self._state = FormState()
         self._blink = blink
         self.ready = True  # False while the fields are being rebuilt for another kernel
@@ -98,15 +99,36 @@ class CaseForm(Vertical):
         state: FormState,
         uniform_paths: tuple[str, ...] = (),
         overrides: tuple[str, ...] = (),
+        roles: list[tuple[str, str]] | None = None,
+        kernel: str = "",
     ) -> None:
         """Show the fields for `spec` (None: ad hoc, with fields for `uniform_paths` and the
         grid) and the kernel's `overrides`, filled from `state`; the recipe fields come with
-        `set_roles`, once a planned case says which bindings are inputs."""
-        self._spec = spec
+        `roles` when a case was planned before, else with `set_roles`.
+
+        The same `kernel` with the same fields is updated in place, never rebuilt: a reload or an
+        adapter switch must not take away the field being typed in, or its focus."""
+        layout = (
+            kernel,
+            spec is None,
+            dims_of(spec),
+            uniform_paths if spec is None else (),
+            overrides,
+        )
+        roles = roles or []
+        self._spec, self._state = spec, state
+        if layout == self._layout and self.ready and roles in (self._roles, []):
+            for field_ in self.query(Input).results(Input):
+                value = state.text_of(field_.id or "")
+                if value is not None and field_.value != value:
+                    field_.value = value
+            for toggle in self.query("#special").results(Toggle):
+                toggle.value = state.special
+            return
+        self._layout = layout
         self._uniform_paths = uniform_paths if spec is None else ()
         self._overrides = overrides
-        self._state = state
-        self._roles = []
+        self._roles = roles
         self.ready = False
         try:
             await self.recompose()
@@ -163,7 +185,9 @@ class CaseForm(Vertical):
                     yield inp
         yield Static(id="derived")
         yield Static(id="problems", classes="-empty")
-        yield RecipeGrid(self._spec is not None, self._blink)
+        grid = RecipeGrid(self._spec is not None, self._blink)
+        grid.roles, grid.recipes = self._roles, dict(self._state.recipes)
+        yield grid
 
     def show_plan(self, case: Case | None, problems: tuple[str, ...]) -> None:
         """A planned case's figures and byte sizes, or the problems that stop it."""
@@ -210,8 +234,14 @@ class CaseForm(Vertical):
             if label:
                 label.first(Label).update(fmt_bytes(sizes[name]) if name in sizes else "")
 
-    def _edited(self, field_id: str | None, value: object) -> None:
-        new = self._state.with_field(field_id or "", value)
+    def _edited(self, field: Input | Checkbox, value: object) -> None:
+        # A field posts Changed when it is mounted too: one of the fields being replaced (the
+        # first, empty form's; another kernel's) must not edit the state of the new ones.
+        if not self.ready or not field.is_attached or field.id is None:
+            return
+        if field.id.startswith("dim-") and self._state.text_of(field.id) is None:
+            return
+        new = self._state.with_field(field.id, value)
         if new != self._state:
             self._state = new
             self.post_message(self.Changed(new))
@@ -219,12 +249,12 @@ class CaseForm(Vertical):
     @on(Input.Changed)
     def _changed(self, event: Input.Changed) -> None:
         event.stop()
-        self._edited(event.input.id, event.value)
+        self._edited(event.input, event.value)
 
     @on(Checkbox.Changed)
     def _toggled(self, event: Checkbox.Changed) -> None:
         event.stop()
-        self._edited(event.checkbox.id, event.value)
+        self._edited(event.checkbox, event.value)
 
     @on(Input.Submitted)
     def _submitted(self, event: Input.Submitted) -> None:

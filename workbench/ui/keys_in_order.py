@@ -1,0 +1,92 @@
+"""Typed keys handled in the order they were typed, each against the focus the keys before it left.
+
+Textual sends a key read from the terminal to the widget that has the focus *when the key is read*.
+A key that widget does not use itself (tab, escape, a binding's key) then travels up the DOM, one
+message queue per node, and only when it reaches the app does its binding run (tab moves the
+focus). Meanwhile the keys typed after it are already being sent to the widget that had the focus
+before: typed quickly, or read in a burst after the UI was busy (planning a case on a CPU adapter
+holds the cores), `64`, tab ×5, `arange` put `64arange` in the first field and nothing in the
+fifth, and a key meant for a field can land on the kernel list and fire a command.
+
+`KeysInOrder` holds each key read from the terminal until the key before it has been handled all
+the way: by a priority binding at once, or by every node it travels through. A handler that has not
+finished after HOLD_LIMIT_S (one waiting for a dialog to close) lets the keys behind it through, so
+the keyboard never freezes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import deque
+from contextlib import suppress
+from typing import Any
+
+from textual import events
+from textual.app import App
+from textual.dom import DOMNode
+from textual.message_pump import MessagePump
+
+HOLD_LIMIT_S = 5.0
+_POLL_S = 0.05
+
+
+async def _through(node: MessagePump) -> None:
+    """Return once `node` has handled what was queued for it before this call (or is closed)."""
+    done = asyncio.Event()
+    if not node.call_later(done.set):
+        return
+    waited = 0.0
+    while not done.is_set() and node.is_running and waited < HOLD_LIMIT_S:
+        with suppress(TimeoutError):
+            await asyncio.wait_for(done.wait(), _POLL_S)
+        waited += _POLL_S
+
+
+def _path(node: DOMNode) -> list[DOMNode]:
+    """The node and its ancestors up to its screen: the queues a bubbling key goes through."""
+    path = [node]
+    while path[-1].parent is not None and path[-1] is not node.screen:
+        path.append(path[-1].parent)
+    return [n for n in path if n is not node.app]
+
+
+class KeysInOrder(App[Any]):
+    """An app whose keys from the terminal are handled one after the other (see the module)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._held_keys: deque[events.Key] = deque()
+        self._key_in_flight = False
+        self._key_follower: asyncio.Task[None] | None = None
+
+    async def on_event(self, event: events.Event) -> None:
+        if not isinstance(event, events.Key) or event.is_forwarded:
+            await super().on_event(event)
+        elif self._key_in_flight:
+            self._held_keys.append(event)
+        else:
+            await self._route(event)
+
+    async def _route(self, event: events.Key) -> None:
+        self._key_in_flight = True
+        target = self.focused or self.screen
+        await super().on_event(event)
+        if event.is_forwarded:
+            # Follow it in a task: the app's own queue must keep running, since a key that bubbles
+            # all the way ends its journey here, at the app's bindings.
+            self._key_follower = asyncio.create_task(self._follow(_path(target)))
+        else:
+            await self._next_key()
+
+    async def _follow(self, path: list[DOMNode]) -> None:
+        for node in path:
+            await _through(node)
+        # Queued behind the key itself if it bubbled up to the app.
+        if not self.call_later(self._next_key):
+            self._key_in_flight = False
+
+    async def _next_key(self) -> None:
+        if self._held_keys:
+            await self._route(self._held_keys.popleft())
+        else:
+            self._key_in_flight = False
