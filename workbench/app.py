@@ -108,6 +108,7 @@ class WorkbenchApp(KeysInOrder):
         self.opening: str | None = None
         self._mtimes: dict[Path, tuple[int, int]] = {}
         self._reloading = False
+        self._reload_asked = False  # by the reload command: say when it is done
         if self.snapshot:
             # Pictures must not depend on where an animation happened to be.
             self.animation_level = "none"
@@ -244,15 +245,25 @@ class WorkbenchApp(KeysInOrder):
 
     @on(ReloadFailed)
     def _reload_failed(self, message: ReloadFailed) -> None:
-        self._reloading = False
+        self._reloading = self._reload_asked = False
         self.notify(f"reload failed: {message.error}", severity="error")
 
     @on(CorpusReloaded)
     async def _reloaded(self) -> None:
         self._reloading = False
         await self.main.corpus_reloaded()
+        if self._reload_asked and self.session is not None:
+            self._reload_asked = False
+            self.notify(f"re-read {len(self.session.corpus.kernels)} kernels", title="reload")
 
     def action_reload(self) -> None:
+        if self.session is None:
+            self.notify("the adapter is still opening; the corpus is read then")
+            return
+        if self._reloading:
+            self.notify("the corpus is being re-read already")
+            return
+        self._reload_asked = True
         self._mtimes = {}
         self.poll_files()
 
@@ -269,7 +280,10 @@ class WorkbenchApp(KeysInOrder):
         )
 
     def _adapter_chosen(self, index: int | None) -> None:
-        if index is None or self.session is None or index == self.session.adapter.index:
+        if index is None or self.session is None:
+            return
+        if index == self.session.adapter.index:
+            self.notify(f"already on {self.adapter_label()}")
             return
         self.main.verdict_bar.busy("opening the adapter…", None)
         self._switch(self.session, index)

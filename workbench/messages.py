@@ -3,8 +3,10 @@
 GPU work, planning, status checks, opening the adapter and saving fixtures run in thread workers;
 each tells the UI thread what happened by posting one of these (post_message is thread-safe), never
 by calling into widgets. Every message names the kernel it is about (`key`), because the user may
-have moved to another kernel by the time it arrives. `Progress` replaces a Progress still waiting
-in the queue, so a fast worker never floods a busy UI with stale progress lines.
+have moved to another kernel by the time it arrives; an outcome of GPU work also names its `job`
+(the screen counts what it starts), so the late outcome of work the user cancelled is told apart.
+`Progress` replaces a Progress still waiting in the queue, so a fast worker never floods a busy UI
+with stale progress lines.
 
 Messages that a widget posts about itself (CaseForm.Changed, KernelBrowser.Selected,
 FixturesScreen.OpenCase) stay with that widget.
@@ -68,30 +70,35 @@ class CasePlanned(WorkerMessage):
 class RunFinished(WorkerMessage):
     """A run or bench of kernel `key` finished."""
 
-    def __init__(self, key: str, kind: str, run: Run) -> None:
+    def __init__(self, key: str, kind: str, run: Run, job: int = 0) -> None:
         super().__init__()
         self.key = key
         self.kind = kind
+        self.job = job
         self.run = run
 
 
 class CheckFinished(WorkerMessage):
     """A check (the gradient check) of kernel `key` finished."""
 
-    def __init__(self, key: str, kind: str, report: CheckReport) -> None:
+    def __init__(self, key: str, kind: str, report: CheckReport, job: int = 0) -> None:
         super().__init__()
         self.key = key
         self.kind = kind
+        self.job = job
         self.report = report
 
 
 class RunFailed(WorkerMessage):
     """GPU work on kernel `key` failed; `compile` when the source did not compile."""
 
-    def __init__(self, key: str, kind: str, error: str, compile: bool = False) -> None:
+    def __init__(
+        self, key: str, kind: str, error: str, compile: bool = False, job: int = 0
+    ) -> None:
         super().__init__()
         self.key = key
         self.kind = kind
+        self.job = job
         self.error = error
         self.compile = compile
 
@@ -99,10 +106,11 @@ class RunFailed(WorkerMessage):
 class RunCancelled(WorkerMessage):
     """The user cancelled GPU work on kernel `key`; whatever it produced is dropped."""
 
-    def __init__(self, key: str, kind: str) -> None:
+    def __init__(self, key: str, kind: str, job: int = 0) -> None:
         super().__init__()
         self.key = key
         self.kind = kind
+        self.job = job
 
 
 class StatusChecked(WorkerMessage):
@@ -199,20 +207,22 @@ class FixtureNotSaved(WorkerMessage):
 class FootprintFinished(WorkerMessage):
     """The footprint of kernel `key`'s case: who wrote which element."""
 
-    def __init__(self, key: str, kind: str, footprint: Footprint) -> None:
+    def __init__(self, key: str, kind: str, footprint: Footprint, job: int = 0) -> None:
         super().__init__()
         self.key = key
         self.kind = kind
+        self.job = job
         self.footprint = footprint
 
 
 class ProbesFinished(WorkerMessage):
     """A probe run of kernel `key`: its records."""
 
-    def __init__(self, key: str, kind: str, probes: ProbeRun) -> None:
+    def __init__(self, key: str, kind: str, probes: ProbeRun, job: int = 0) -> None:
         super().__init__()
         self.key = key
         self.kind = kind
+        self.job = job
         self.probes = probes
 
 

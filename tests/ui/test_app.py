@@ -281,12 +281,12 @@ async def test_keys_answer_and_escape_cancels_while_running() -> None:
             await post_key(pilot, "r", lambda: app.main.busy == "run")
             await post_key(pilot, "6", lambda: tabs.active == "tab-bindings")
             assert app.main.busy == "run" and "esc cancels" in verdict(app)
-            await post_key(pilot, "escape", lambda: "cancelling" in verdict(app))
-            assert app.main.busy == "run"
+            await post_key(pilot, "escape", lambda: "CANCELLED" in verdict(app))
+            assert app.main.busy is None
         await settle(pilot)
         assert app.main.busy is None
         assert app.main.current_run() is None  # the cancelled run's results are not shown
-        assert "not run yet" in verdict(app)
+        assert "CANCELLED" in verdict(app) and "not run yet" in verdict(app)
 
 
 @run_async

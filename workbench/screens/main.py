@@ -57,6 +57,7 @@ from workbench.viewmodel.advice import ui_message
 from workbench.viewmodel.baseline import RunHistory
 from workbench.viewmodel.cases import build_case, limit_problem, plan_case
 from workbench.viewmodel.describe import write_description
+from workbench.viewmodel.feedback import DOING, WORK, Standing, why_not
 from workbench.viewmodel.form import FormState, default_form, dims_of, parse_form, uniform_paths
 from workbench.viewmodel.kernel_state import (
     KernelState,
@@ -104,13 +105,6 @@ BENCH_WARMUP_MS = 25.0
 NARROW_BELOW = 100
 WIDE_FROM = 120
 PLAN_DELAY_S = 0.25
-DOING = {
-    "run": "running",
-    "bench": "benchmarking",
-    "grad": "checking gradients",
-    "footprint": "stepping the workgroups of",
-    "probe": "probing",
-}
 
 
 class MainScreen(Screen):
@@ -138,6 +132,10 @@ class MainScreen(Screen):
         self.busy: str | None = None
         self.show_module = False
         self._cancel = threading.Event()
+        # GPU work started so far; the outcome of any other job than the one in flight (one the
+        # user cancelled) is dropped when it arrives.
+        self._job = 0
+        self._busy_key: str | None = None
         self._statuses: dict[str, KernelStatus] = {}
         self.history = RunHistory()
         self._narrow: bool | None = None
@@ -398,7 +396,14 @@ class MainScreen(Screen):
     def watch_view(self, view: View) -> None:
         if not self.busy:
             self.verdict_bar.show_verdict(
-                view.run, view.error, view.stale, view.snapshot, view.gradient_check, view.report
+                view.run,
+                view.error,
+                view.stale,
+                view.snapshot,
+                view.gradient_check,
+                view.report,
+                view.last,
+                view.cancelled,
             )
 
     # -- planning (no GPU) ---------------------------------------------------------------------
@@ -467,25 +472,39 @@ class MainScreen(Screen):
 
     # -- GPU work ------------------------------------------------------------------------------
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        st = self.current_state()
-        kernel = self.kernel() if self.wb.session else None
-        runnable = kernel is not None and not kernel.problem and kernel.entry_point is not None
+        # Every key acts or says why it cannot (`refused`), so none is disabled; escape cancels
+        # work in flight, else leaves a field.
         if action == "cancel":
             return self.busy is not None
         if action == "leave_field":
             return self.busy is None
-        if action in ("run", "bench", "footprint", "probe", "step_workgroups"):
-            return None if (self.busy or not runnable) else True
-        if action == "gradcheck":
-            spec = self.spec_of(kernel)[0] if runnable else None
-            if spec is None or spec.gradient is None:
-                return False
-            return None if self.busy else True
-        if action == "save_fixture":
-            return bool(st and st.run is not None and not st.stale and not self.busy) or None
-        if action == "edit":
-            return kernel is not None
         return True
+
+    def standing(self) -> Standing:
+        """What the screen knows now, for `why_not`."""
+        session = self.wb.session
+        kernel = self.kernel() if session else None
+        st = self.current_state()
+        if session is None or kernel is None:
+            return Standing(opened=session is not None)
+        problem = kernel.problem or ("" if kernel.entry_point else "no entry point to run")
+        spec = self.spec_of(kernel)[0] if not problem else None
+        return Standing(
+            opened=True,
+            kernel=kernel.name,
+            problem=problem,
+            busy=self.busy or "",
+            has_run=st is not None and st.run is not None,
+            stale=(st.stale or "") if st else "",
+            gradient=spec is not None and spec.gradient is not None,
+        )
+
+    def refused(self, action: str) -> bool:
+        """True (and a notification saying why) when `action` cannot act now."""
+        why = why_not(action, self.standing())
+        if why is not None:
+            self.notify(why, title=action.replace("_", " "), severity="warning")
+        return why is not None
 
     def action_run(self) -> None:
         self.start("run")
@@ -498,10 +517,7 @@ class MainScreen(Screen):
         session = self.wb.session
         kernel = self.kernel()
         st = self.current_state()
-        if session is None or kernel is None or st is None:
-            return
-        if self.busy:
-            self.notify(f"a run is in flight: {key('cancel')} cancels it", severity="warning")
+        if self.refused("bench_variants") or session is None or kernel is None or st is None:
             return
         case = st.case if st.planned else None
         if case is None:
@@ -523,6 +539,13 @@ class MainScreen(Screen):
         self.start("probe")
 
     def action_next_footprint_output(self) -> None:
+        if self.current_state() is None or self.current_state().footprint is None:
+            self.notify(
+                f"no footprint yet: press {key('footprint')} to find who writes what",
+                severity="warning",
+            )
+            return
+        self.tabs.active = "tab-footprint"
         self.query_one(FootprintPane).next_output()
 
     def action_step_workgroups(self) -> None:
@@ -530,7 +553,7 @@ class MainScreen(Screen):
         from workbench.screens.workgroup_steps import WorkgroupStepScreen
 
         session, st = self.wb.session, self.current_state()
-        if session is None or st is None or self.busy:
+        if self.refused("step_workgroups") or session is None or st is None:
             return
         if st.case is None or not st.planned:
             self.notify(
@@ -544,10 +567,8 @@ class MainScreen(Screen):
         session = self.wb.session
         kernel = self.kernel()
         st = self.current_state()
-        if session is None or kernel is None or st is None:
-            return
-        if self.busy:
-            self.notify(f"a run is in flight: {key('cancel')} cancels it", severity="warning")
+        action = {"grad": "gradcheck"}.get(kind, kind)
+        if self.refused(action) or session is None or kernel is None or st is None:
             return
         spec, _ = self.spec_of(kernel)
         parsed = parse_form(st.form, spec)
@@ -556,7 +577,8 @@ class MainScreen(Screen):
             self.notify("fix the form first: " + parsed.problems[0], severity="error")
             return
         self._cancel = threading.Event()
-        self.busy = kind
+        self._job += 1
+        self.busy, self._busy_key = kind, self.current
         self.refresh_bindings()
         self.verdict_bar.busy(f"{DOING[kind]} {kernel.name}: preparing inputs", None)
         cached = st.case if st.planned else None
@@ -565,7 +587,18 @@ class MainScreen(Screen):
             self.tabs.active = f"tab-{tab[kind]}"
         pane = self.query_one(ProbesPane)
         probe = (pane.invocation, pane.capacity)
-        self._gpu(kind, session, self.current, kernel, spec, st.form, cached, self._cancel, probe)
+        self._gpu(
+            kind,
+            session,
+            self.current,
+            kernel,
+            spec,
+            st.form,
+            cached,
+            self._cancel,
+            self._job,
+            probe,
+        )
 
     @work(thread=True, group="gpu")
     def _gpu(
@@ -578,12 +611,14 @@ class MainScreen(Screen):
         form: FormState,
         cached: Case | None,
         cancel: threading.Event,
+        job: int,
         probe: tuple[str, str] = ("", ""),
     ) -> None:
         """`probe`: what the Probes tab asks to record (an invocation, a capacity) as typed."""
 
         def progress(message: str, fraction: float) -> None:
-            self.post_message(Progress(f"{DOING[kind]} {kernel.name}: {message}", fraction))
+            if not cancel.is_set():  # the screen has said "cancelled" already
+                self.post_message(Progress(f"{DOING[kind]} {kernel.name}: {message}", fraction))
 
         outcome: (
             RunFinished
@@ -601,31 +636,32 @@ class MainScreen(Screen):
                 self.post_message(CasePlanned(key_, form.key, case, (refusal,) if refusal else ()))
             with self.wb.gpu_lock:
                 if cancel.is_set():  # cancelled while waiting for the GPU: do not start
-                    outcome = RunCancelled(key_, kind)
+                    outcome = RunCancelled(key_, kind, job)
                 elif kind == "grad":
                     from workbench.checks import check_case
 
                     report = check_case(
                         session, case, what=("grad",), progress=progress, cancelled=cancel.is_set
                     )
-                    outcome = CheckFinished(key_, kind, report)
+                    outcome = CheckFinished(key_, kind, report, job)
                 elif kind == "footprint":
                     fp = footprint(session, case, say=progress, cancelled=cancel.is_set)
-                    outcome = FootprintFinished(key_, kind, fp)
+                    outcome = FootprintFinished(key_, kind, fp, job)
                 elif kind == "probe":
-                    outcome = ProbesFinished(key_, kind, _probe(session, case, *probe))
+                    outcome = ProbesFinished(key_, kind, _probe(session, case, *probe), job)
                 else:
                     run = session.run(case, progress=progress, cancelled=cancel.is_set)
                     if kind == "bench" and not cancel.is_set():
                         run = self._bench(session, run, progress, cancel)
-                    outcome = RunFinished(key_, kind, run)
+                    outcome = RunFinished(key_, kind, run, job)
         except CompileError as exc:
-            outcome = RunFailed(key_, kind, str(exc), compile=True)
+            outcome = RunFailed(key_, kind, str(exc), compile=True, job=job)
         except WorkbenchError as exc:
-            outcome = RunFailed(key_, kind, ui_message(exc))
+            outcome = RunFailed(key_, kind, ui_message(exc), job=job)
         except Exception as exc:  # never let a bug in a spec or check kill the UI: show it
-            outcome = RunFailed(key_, kind, f"internal error: {type(exc).__name__}: {exc}")
-        self.post_message(RunCancelled(key_, kind) if cancel.is_set() else outcome)
+            error = f"internal error: {type(exc).__name__}: {exc}"
+            outcome = RunFailed(key_, kind, error, job=job)
+        self.post_message(RunCancelled(key_, kind, job) if cancel.is_set() else outcome)
 
     def _bench(
         self,
@@ -651,10 +687,22 @@ class MainScreen(Screen):
         if self.busy:
             self.verdict_bar.busy(message.line, message.fraction)
 
-    def _work_done(self, key_: str) -> KernelState | None:
+    def _work_done(
+        self,
+        message: RunFinished
+        | CheckFinished
+        | FootprintFinished
+        | ProbesFinished
+        | RunFailed
+        | RunCancelled,
+    ) -> KernelState | None:
+        """The state to update with the outcome of the work in flight; None for the outcome of
+        work cancelled before (the screen said so when it was)."""
+        if message.job != self._job or self.busy is None:
+            return None
         self.busy = None
         self.refresh_bindings()
-        return self.states.get(key_)
+        return self.states.get(message.key)
 
     def _show_if_current(self, key_: str) -> None:
         if key_ == self.current:
@@ -662,42 +710,43 @@ class MainScreen(Screen):
 
     @on(RunCancelled)
     def _run_cancelled(self, message: RunCancelled) -> None:
-        self._work_done(message.key)
-        self.notify("cancelled; the results shown are from before", title=message.kind)
-        self._show_if_current(message.key)
+        st = self._work_done(message)
+        if st is not None:
+            st.cancel(message.kind)
+            self._show_if_current(message.key)
 
     @on(RunFinished)
     def _run_finished(self, message: RunFinished) -> None:
-        st = self._work_done(message.key)
-        self.history.add(message.key, message.run)
+        st = self._work_done(message)
         if st is not None:
+            self.history.add(message.key, message.run)
             st.ran(message.run)
             self._show_if_current(message.key)
 
     @on(CheckFinished)
     def _check_finished(self, message: CheckFinished) -> None:
-        st = self._work_done(message.key)
+        st = self._work_done(message)
         if st is not None:
             st.checked(message.report)
             self._show_if_current(message.key)
 
     @on(FootprintFinished)
     def _footprint_finished(self, message: FootprintFinished) -> None:
-        st = self._work_done(message.key)
+        st = self._work_done(message)
         if st is not None:
             st.footprinted(message.footprint)
             self._show_if_current(message.key)
 
     @on(ProbesFinished)
     def _probes_finished(self, message: ProbesFinished) -> None:
-        st = self._work_done(message.key)
+        st = self._work_done(message)
         if st is not None:
             st.probed(message.probes)
             self._show_if_current(message.key)
 
     @on(RunFailed)
     def _run_failed(self, message: RunFailed) -> None:
-        st = self._work_done(message.key)
+        st = self._work_done(message)
         if st is None:
             return
         if message.compile:
@@ -709,11 +758,27 @@ class MainScreen(Screen):
             self.tabs.active = "tab-source"
 
     def action_cancel(self) -> None:
-        if self.busy:
-            self._cancel.set()
-            self.verdict_bar.busy("cancelling after the current dispatch…", None)
+        """Cancel the work in flight now: the screen says so at once, and drops its outcome.
+        The worker stops after the dispatch under way (a dispatch cannot be interrupted); work
+        started meanwhile waits for the GPU until then."""
+        kind, st = self.busy, self.states.get(self._busy_key or "")
+        if kind is None:
+            return
+        self._cancel.set()
+        self._job += 1
+        self.busy = None
+        self.refresh_bindings()
+        if st is not None:
+            st.cancel(kind)
+        self.refresh_view()
+        self.notify(
+            f"cancelled the {WORK[kind]}; the GPU finishes the dispatch under way",
+            title=WORK[kind],
+        )
 
     def action_leave_field(self) -> None:
+        if self.app.focused is self.browser.tree:
+            self.notify("nothing is running: esc cancels work in flight, or leaves a field")
         self.sidebar = True
         self.browser.tree.focus()
 
@@ -753,6 +818,7 @@ class MainScreen(Screen):
 
     def action_toggle_module(self) -> None:
         self.show_module = not self.show_module
+        self.tabs.active = "tab-source"  # where the switch shows
         self.refresh_view()
 
     # -- statuses ------------------------------------------------------------------------------
@@ -815,7 +881,7 @@ class MainScreen(Screen):
     def action_edit(self) -> None:
         kernel = self.kernel()
         session = self.wb.session
-        if kernel is None or session is None:
+        if self.refused("edit") or kernel is None or session is None:
             return
         path = Path(session.corpus.root) / kernel.file
         st = self.current_state()
@@ -842,7 +908,8 @@ class MainScreen(Screen):
         self.wb.poll_files()
 
     def action_save_fixture(self) -> None:
-        self.wb.action_save_fixture()
+        if not self.refused("save_fixture"):
+            self.wb.action_save_fixture()
 
     # -- results to take away ------------------------------------------------------------------
     def _run_to_save(self) -> Run | None:

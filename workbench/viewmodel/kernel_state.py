@@ -66,6 +66,10 @@ class KernelState:
     benches: list[Point] = field(default_factory=list)  # each bench on the roofline, oldest first
     footprint: Footprint | None = None
     probes: ProbeRun | None = None
+    # The last GPU work that finished ("run", "bench", "grad", "footprint", "probe"): what the
+    # status line leads with; and the kind of work cancelled since ("": none).
+    last: str = ""
+    cancelled: str = ""
 
     def set_error(self, error: str | None, source: str = "run") -> None:
         self.error, self.error_from = error, (source if error else "")
@@ -92,9 +96,13 @@ class KernelState:
         self.case, self.case_key = None, None
 
     # -- outcomes of GPU work ------------------------------------------------------------------
+    def _finished(self, kind: str) -> None:
+        self.last, self.cancelled = kind, ""
+        self.set_error(None)
+
     def ran(self, run: Run) -> None:
         self.run, self.stale = run, None
-        self.set_error(None)
+        self._finished("bench" if run.timing is not None and run.timing.reps else "run")
         if run.timing is not None and run.timing.reps:
             self.medians.append(run.timing.median_ms)
             cost = run.case.cost
@@ -105,15 +113,15 @@ class KernelState:
 
     def checked(self, report: CheckReport) -> None:
         self.report = report
-        self.set_error(None)
+        self._finished("grad")
 
     def footprinted(self, footprint: Footprint) -> None:
         self.footprint = footprint
-        self.set_error(None)
+        self._finished("footprint")
 
     def probed(self, probes: ProbeRun) -> None:
         self.probes = probes
-        self.set_error(None)
+        self._finished("probe")
 
     def compile_failed(self, message: str) -> None:
         """The source does not compile: say where; earlier results stay, marked stale."""
@@ -123,6 +131,11 @@ class KernelState:
 
     def failed(self, message: str) -> None:
         self.set_error(message)
+        self.cancelled = ""
+
+    def cancel(self, kind: str) -> None:
+        """The user cancelled `kind` of work: the results shown stay, from before it."""
+        self.cancelled = kind
 
     # -- the kernel's standing on this adapter -------------------------------------------------
     def source_problem(self, message: str) -> None:
@@ -162,6 +175,8 @@ class View:
     footprint: Footprint | None = None  # who wrote which element, when computed
     probes: ProbeRun | None = None  # the last probe run's records
     baseline: BaselineDiff | None = None  # the run against the pinned one, when one is pinned
+    last: str = ""  # the last GPU work that finished: what the status line leads with
+    cancelled: str = ""  # the kind of work cancelled since ("": none)
 
     def ms(self, value: float) -> str:
         """A duration as shown: masked in snapshot mode so pictures do not change."""
@@ -200,5 +215,7 @@ def view_of(state: KernelState | None, kernel: Kernel | None, **facts: Any) -> V
         benches=tuple(state.benches),
         footprint=state.footprint,
         probes=state.probes,
+        last=state.last,
+        cancelled=state.cancelled,
         **facts,
     )

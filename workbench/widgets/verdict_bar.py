@@ -21,6 +21,7 @@ from textual.widgets import ProgressBar, Static
 from workbench.checks import CheckReport
 from workbench.session import Run
 from workbench.units import fmt_err, fmt_int, fmt_ms
+from workbench.viewmodel.feedback import WORK
 from workbench.viewmodel.kernel_state import MASK
 from workbench.viewmodel.keys import key
 
@@ -35,18 +36,45 @@ def verdict_text(
     snapshot: bool,
     grad: bool,
     report: CheckReport | None,
+    last: str = "",
+    cancelled: str = "",
 ) -> Text:
-    """The line for a finished (or failed) run, and the last gradient check if there was one;
-    `style` gives the style of a part (`pass`, `fail`, `hint`…)."""
-    text = _run_text(style, run, error, stale, snapshot, grad)
+    """The line for a finished (or failed) run and the last gradient check if there was one,
+    led by the last thing done (`last`: a gradient check leads with its result; `cancelled`:
+    the kind of work cancelled since); `style` gives the style of a part (`pass`, `fail`…)."""
+    text = Text(no_wrap=True, overflow="ellipsis")
+    if cancelled and not error:
+        text.append(" CANCELLED ", style=style("stale"))
+        text.append(f" {WORK[cancelled]}; ", style=style("stale-reason"))
+        if run is not None:
+            text.append("the results shown are from before  ", style=style("hint"))
+    grads = _grad_text(style, report) if not error else None
+    if grads is not None and last == "grad" and not cancelled:
+        text.append_text(grads)
+        if run is None:
+            text.append(f"   {key('run')}", style=style("name"))
+            text.append(" runs the kernel itself", style=style("hint"))
+            return text
+        text.append("   last run: ", style=style("hint"))
+        grads = None
+    text.append_text(_run_text(style, run, error, stale, snapshot, grad))
+    if grads is not None:
+        text.append("  ")
+        text.append_text(grads)
+    return text
+
+
+def _grad_text(style: StyleOf, report: CheckReport | None) -> Text | None:
+    """`gradients ✓ 2 ok` for the last gradient check; None if there was none."""
     results = [r for r in (report.results if report else ()) if r.kind == "grad"]
-    if results and not error:
-        bad = sum(1 for r in results if not r.ok)
-        text.append("  gradients ", style=style("name"))
-        if bad:
-            text.append(f"✗ {bad}/{len(results)} fail", style=style("bad"))
-        else:
-            text.append(f"✓ {len(results)} ok", style=style("good"))
+    if not results:
+        return None
+    text = Text("gradients ", style=style("name"))
+    bad = sum(1 for r in results if not r.ok)
+    if bad:
+        text.append(f"✗ {bad}/{len(results)} fail", style=style("bad"))
+    else:
+        text.append(f"✓ {len(results)} ok", style=style("good"))
     return text
 
 
@@ -155,9 +183,14 @@ class VerdictBar(Horizontal):
         snapshot: bool,
         grad: bool = False,
         report: CheckReport | None = None,
+        last: str = "",
+        cancelled: str = "",
     ) -> None:
-        """Where the kernel stands: its last run's verdict, an error, or what to press."""
-        self.show(verdict_text(self._style, run, error, stale, snapshot, grad, report))
+        """Where the kernel stands: the last thing done, its last run's verdict, an error, or
+        what to press."""
+        self.show(
+            verdict_text(self._style, run, error, stale, snapshot, grad, report, last, cancelled)
+        )
 
     def show(self, text: Text | str) -> None:
         self.remove_class("-busy")
