@@ -190,17 +190,17 @@ class WorkbenchApp(KeysInOrder):
 
     @on(CorpusLoaded)
     def _corpus_loaded(self, message: CorpusLoaded) -> None:
-        self.main.show_corpus(message.corpus)
+        self.main.once_mounted(self.main.show_corpus, message.corpus)
 
     @on(Opening)
     def _opening(self, message: Opening) -> None:
         self.opening = message.line
-        self.main.update_topbar()
+        self.main.once_mounted(self.main.update_topbar)
 
     @on(OpenFailed)
     def _open_failed(self, message: OpenFailed) -> None:
         self.opening = message.state
-        self.main.fatal(message.error)
+        self.main.once_mounted(self.main.fatal, message.error)
 
     @on(SessionOpened)
     async def _session_opened(self, message: SessionOpened) -> None:
@@ -209,7 +209,7 @@ class WorkbenchApp(KeysInOrder):
             # On a CPU adapter the kernels run on the cores the UI draws with; animation frames
             # (the tab underline slides over 0.3 s) then delay keys by hundreds of ms.
             self.animation_level = "none"
-        await self.main.session_ready()
+        self.main.once_mounted(self.main.session_ready)
 
     # -- live reload ---------------------------------------------------------------------------
     @staticmethod

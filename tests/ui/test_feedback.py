@@ -84,11 +84,5 @@ async def test_keys_that_cannot_act_say_why(tmp_path: Path) -> None:
         assert any("scale has no gradient to check" in n for n in notices)
         assert any("no footprint yet: press o" in n for n in notices)
         assert any("nothing is running" in n for n in notices)
-        with app.gpu_lock:
-            await post_key(pilot, "r", lambda: app.main.busy == "run")
-            await post_key(
-                pilot, "b", lambda: any("run of scale in flight" in n for n in _notices(app))
-            )
-            await post_key(pilot, "f", lambda: any("wait for the run" in n for n in _notices(app)))
-        await settle(pilot)
+        await press_settled(pilot, "r")
         assert "ran ad hoc" in verdict(app)

@@ -136,6 +136,7 @@ class MainScreen(Screen):
         # user cancelled) is dropped when it arrives.
         self._job = 0
         self._busy_key: str | None = None
+        self._on_mount_calls: list[tuple[Callable[..., object], tuple[object, ...]]] = []
         self._statuses: dict[str, KernelStatus] = {}
         self.history = RunHistory()
         self._narrow: bool | None = None
@@ -200,10 +201,23 @@ class MainScreen(Screen):
                         yield ProbesPane(id="probes").data_bind(MainScreen.view)
         yield KeyFooter()
 
+    def once_mounted(self, callback: Callable[..., object], *args: object) -> None:
+        """Call `callback` now if the screen is mounted, else once it is: a small corpus can be
+        read, and the adapter opened, before the screen has composed its widgets."""
+        if self.is_mounted:
+            self.call_later(callback, *args)
+        else:
+            self._on_mount_calls.append((callback, args))
+
     def on_mount(self) -> None:
+        for callback, args in self._on_mount_calls:
+            self.call_later(callback, *args)
+        self._on_mount_calls.clear()
         self.update_topbar()
-        self._say_title(Text("loading the corpus…", style="dim"))
-        self.browser.tree.focus()
+        if self.wb.session is None:
+            self._say_title(Text("loading the corpus…", style="dim"))
+        if not self.form.has_focus_within:  # the session may be ready first, and focus the form
+            self.browser.tree.focus()
 
     def _say_title(self, text: Text) -> None:
         self.query_one("#kv-title", Static).update(text)
@@ -248,6 +262,16 @@ class MainScreen(Screen):
         key_ = self.current or self.browser.first_key()
         if key_:
             await self.open_kernel(key_)
+        # Typing at start goes into the dims (enter runs), not into commands: unless the user
+        # has pressed a key or moved the focus while the adapter was opening.
+        if self.wb.keys_read == 0 and self._focus_is_where_it_started():
+            self.focus_form()
+
+    def _focus_is_where_it_started(self) -> bool:
+        """Nothing, or the kernel list (or its empty filter box, Textual's first focus)."""
+        focused = self.app.focused
+        box = self.browser.filter_box
+        return focused in (None, self.browser.tree) or (focused is box and not box.value)
 
     def fatal(self, message: str) -> None:
         """The corpus or the adapter could not be opened: say so where the view would be."""
@@ -805,6 +829,21 @@ class MainScreen(Screen):
             # still reach the screen), so that focus does not land on a field about to go.
             fields = self.form.query(Input) if self.current_state() else None
             self.set_focus(fields.first() if fields else None)
+
+    def focus_form(self) -> bool:
+        """Focus the first field of the dims form (its text selected); False if none is shown."""
+        if self.query_one("#kernel-view").has_class("-empty"):
+            return False
+        first = next(iter(self.form.query(Input).results(Input)), None)
+        if first is not None:
+            first.focus()
+        return first is not None
+
+    def action_focus_form(self) -> None:
+        if not self.focus_form():
+            self.notify(
+                "no dims form yet: it appears with the kernel view, once the adapter is open"
+            )
 
     def action_tab(self, name: str) -> None:
         self.tabs.active = f"tab-{name}"

@@ -58,11 +58,14 @@ class KeysInOrder(App[Any]):
         self._held_keys: deque[events.Key] = deque()
         self._key_in_flight = False
         self._key_follower: asyncio.Task[None] | None = None
+        self.keys_read = 0  # keys read from the terminal so far
 
     async def on_event(self, event: events.Event) -> None:
         if not isinstance(event, events.Key) or event.is_forwarded:
             await super().on_event(event)
-        elif self._key_in_flight:
+            return
+        self.keys_read += 1
+        if self._key_in_flight:
             self._held_keys.append(event)
         else:
             await self._route(event)

@@ -158,11 +158,21 @@ class KernelBrowser(Vertical):
 
     @on(Input.Submitted, "#filter")
     def _filter_done(self, event: Input.Submitted) -> None:
+        """Enter in the filter: open the first match (the only one, often) in the list."""
         event.stop()
-        first = self.first_key()
+        matches = list(self._leaf_nodes)
+        if not matches:
+            self.notify(f"no kernel matches {event.value.strip()!r}", severity="warning")
+            return
         self.tree.focus()
-        if first:
-            self.select(first)
+        self.select(matches[0])
+        if matches[0] != self.current:
+            # Said here, not left to the cursor: in the filtered tree the match can sit on the
+            # line the cursor was on, and a cursor that does not move says nothing.
+            self.current = matches[0]
+            self.post_message(self.Selected(matches[0]))
+        if len(matches) > 1:
+            self.notify(f"{len(matches)} kernels match: ↑↓ moves between them")
 
     @on(Tree.NodeHighlighted, "#kernels")
     def _highlighted(self, event: Tree.NodeHighlighted) -> None:

@@ -1,0 +1,86 @@
+"""Focus is obvious and typing cannot fire commands by accident: start-up focus on the dims form,
+the focused region lit, `d` jumps to the dims, and the filter's enter opens its match.
+
+Keys are sent at full speed through the driver (`type_fast`), as a user types.
+"""
+
+from __future__ import annotations
+
+from textual.color import Color
+from textual.widgets import Input, TabbedContent, Tree
+
+from workbench.app import WorkbenchApp
+from workbench.screens.fixtures import FixturesScreen
+from workbench.viewmodel.keys import help_table
+
+from .conftest import SIZE, open_kernel, run_async, settle
+from .test_typing import EMBED, type_fast
+
+
+def _edge(widget: object, side: str) -> Color:
+    return getattr(widget.styles, f"border_{side}")[1]  # type: ignore[attr-defined]
+
+
+@run_async
+async def test_typing_at_start_goes_into_the_dims_not_into_commands() -> None:
+    app = WorkbenchApp(snapshot=True, watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        assert app.main.current == EMBED  # the first kernel
+        seq = app.main.query_one("#dim-seq", Input)
+        assert app.focused is seq
+        # `64x` typed before looking: the field gets it (its text was selected), no tab switches
+        # (6, 4) and no Fixtures screen (x); the inline error says what is wrong.
+        await type_fast(pilot, *"64x")
+        assert seq.value == "64x"
+        assert app.main.query_one(TabbedContent).active == "tab-outputs"
+        assert not isinstance(app.screen, FixturesScreen)
+        assert "seq: '64x' is not a whole number" in str(app.main.query_one("#problems").render())
+
+
+@run_async
+async def test_the_focused_region_is_lit() -> None:
+    app = WorkbenchApp(snapshot=True, watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        form, tabs, browser = app.main.form, app.main.tabs, app.main.browser
+        await pilot.pause()
+        accent = _edge(form, "left")  # the form has the focus at start
+        assert _edge(tabs, "left") != accent and _edge(browser, "right") != accent
+        await type_fast(pilot, "escape")  # back to the kernel list
+        assert isinstance(app.focused, Tree)
+        assert _edge(browser, "right") == accent and _edge(form, "left") != accent
+        app.main.query_one("#tabs Tabs").focus()
+        await pilot.pause()
+        assert _edge(tabs, "left") == accent and _edge(browser, "right") != accent
+
+
+@run_async
+async def test_d_jumps_to_the_dims_form_from_anywhere_but_a_field() -> None:
+    app = WorkbenchApp(snapshot=True, watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await type_fast(pilot, "escape", "3", "d", *"128")
+        assert app.main.query_one(TabbedContent).active == "tab-gradients"
+        assert app.focused is app.main.query_one("#dim-seq")
+        assert app.main.query_one("#dim-seq", Input).value == "128"
+        assert "| `d` | jump to the dims form" in help_table()
+        await type_fast(pilot, "escape")
+        footer = [b.binding.key for b in app.main.active_bindings.values() if b.binding.show]
+        assert "d" in footer
+
+
+@run_async
+async def test_filter_enter_opens_the_only_match() -> None:
+    app = WorkbenchApp(snapshot=True, watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await open_kernel(pilot, EMBED)
+        app.main.browser.tree.focus()
+        await type_fast(pilot, "slash", *"nosuch", "enter")
+        assert app.focused is app.main.browser.filter_box  # nothing to open: stays to be fixed
+        assert any("no kernel matches 'nosuch'" in n.message for n in app._notifications)
+        await type_fast(pilot, "ctrl+u", *"rope_k_b", "enter")
+        assert app.main.current == "11_rope.wgsl:rope_k_backward"
+        assert isinstance(app.focused, Tree)
+        assert "rope_k_backward" in str(app.main.query_one("#kv-title").render())
