@@ -74,6 +74,10 @@ async def settle(pilot: Pilot, limit: float = 120.0) -> None:
     t0 = time.perf_counter()
     quiet = False
     while not quiet:
+        while app.keys_pending:  # typed keys are handled one after the other
+            if time.perf_counter() - t0 > limit:
+                raise AssertionError(f"typed keys were not handled in {limit} s")
+            await asyncio.sleep(0.02)
         while busy := _in_flight(app):
             if time.perf_counter() - t0 > limit:
                 names = ", ".join(f"{w.group}:{w.name}" for w in busy)

@@ -62,6 +62,11 @@ class KeysInOrder(App[Any]):
         self._key_follower: asyncio.Task[None] | None = None
         self.keys_read = 0  # keys read from the terminal so far
 
+    @property
+    def keys_pending(self) -> bool:
+        """A key read from the terminal is still on its way, or waiting behind one."""
+        return self._key_in_flight or bool(self._held_keys)
+
     async def on_event(self, event: events.Event) -> None:
         if not isinstance(event, events.Key) or event.is_forwarded:
             await super().on_event(event)
