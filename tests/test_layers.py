@@ -42,7 +42,7 @@ LAYERS: dict[str, int] = {
     "workbench.commands": 8,
     "workbench.screens": 8,
     "workbench.widgets": 8,
-    "workbench.ui": 8,
+    "workbench.keys_in_order": 8,
     "workbench.viewmodel": 8,
     "workbench.messages": 8,
     "workbench.__main__": 8,
@@ -65,7 +65,7 @@ UI = (
     "workbench.commands",
     "workbench.screens",
     "workbench.widgets",
-    "workbench.ui",
+    "workbench.keys_in_order",
     "workbench.viewmodel",
     "workbench.messages",
 )

@@ -35,6 +35,7 @@ from workbench.commands import WorkbenchCommands, bindings
 from workbench.config import Config, load_config
 from workbench.errors import WorkbenchError
 from workbench.fixtures import ReplayResult
+from workbench.keys_in_order import KeysInOrder
 from workbench.messages import (
     AdapterFailed,
     AdapterSwitched,
@@ -58,7 +59,6 @@ from workbench.screens.main import MainScreen
 from workbench.screens.save_fixture import SaveFixtureScreen
 from workbench.screens.steps import StepsScreen
 from workbench.session import Case, Run, Session
-from workbench.ui.keys_in_order import KeysInOrder
 from workbench.viewmodel.advice import ui_message
 from workbench.viewmodel.cases import build_case
 from workbench.viewmodel.fixture_places import FixturePlaces, fixture_places

@@ -9,9 +9,11 @@ holds the cores), `64`, tab ×5, `arange` put `64arange` in the first field and 
 fifth, and a key meant for a field can land on the kernel list and fire a command.
 
 `KeysInOrder` holds each key read from the terminal until the key before it has been handled all
-the way: by a priority binding at once, or by every node it travels through. A handler that has not
-finished after HOLD_LIMIT_S (one waiting for a dialog to close) lets the keys behind it through, so
-the keyboard never freezes.
+the way: by a priority binding at once, or by every node it travels through, the app included,
+and until what that handler queued on the app has run. A binding's action moves the focus on the
+app's queue (`Widget.focus` is deferred): the key after `d` or escape must wait for that move, or
+it goes to the widget the focus is leaving. A handler that has not finished after HOLD_LIMIT_S (one
+waiting for a dialog to close) lets the keys behind it through, so the keyboard never freezes.
 """
 
 from __future__ import annotations
@@ -60,7 +62,6 @@ class KeysInOrder(App[Any]):
         self._held_keys: deque[events.Key] = deque()
         self._key_in_flight = False
         self._key_follower: asyncio.Task[None] | None = None
-        self.keys_read = 0  # keys read from the terminal so far
 
     @property
     def keys_pending(self) -> bool:
@@ -71,7 +72,6 @@ class KeysInOrder(App[Any]):
         if not isinstance(event, events.Key) or event.is_forwarded:
             await super().on_event(event)
             return
-        self.keys_read += 1
         if self._key_in_flight:
             self._held_keys.append(event)
         else:
@@ -85,13 +85,16 @@ class KeysInOrder(App[Any]):
             # Follow it in a task: the app's own queue must keep running, since a key that bubbles
             # all the way ends its journey here, at the app's bindings.
             self._key_follower = asyncio.create_task(self._follow(_path(target)))
-        else:
-            await self._next_key()
+        elif not self.call_later(self._next_key):  # after what a priority binding queued
+            self._key_in_flight = False
 
     async def _follow(self, path: list[DOMNode]) -> None:
         for node in path:
             await _through(node)
-        # Queued behind the key itself if it bubbled up to the app.
+        # The key, if it bubbled up to the app, is on the app's queue now: once the app has
+        # handled it, the focus move its binding queued there (`Widget.focus` is deferred) is
+        # ahead of the next key.
+        await _through(self)
         if not self.call_later(self._next_key):
             self._key_in_flight = False
 
