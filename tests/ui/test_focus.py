@@ -1,5 +1,6 @@
-"""Focus is obvious and typing cannot fire commands by accident: start-up focus on the dims form,
-the focused region lit, `d` jumps to the dims, and the filter's enter opens its match.
+"""Focus is obvious and typing cannot fire commands by accident: at start the kernel list has the
+focus (the footer's keys act), its region lit; `d` jumps to the dims, and the digits typed right
+after it go into the field, not to the tab keys; the filter's enter opens its match.
 
 Keys are sent at full speed through the driver (`type_fast`), as a user types.
 """
@@ -22,17 +23,17 @@ def _edge(widget: object, side: str) -> Color:
 
 
 @run_async
-async def test_typing_at_start_goes_into_the_dims_not_into_commands() -> None:
+async def test_d_then_digits_at_start_go_into_the_dims_not_into_commands() -> None:
     app = WorkbenchApp(snapshot=True, watch=False)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         assert app.main.current == EMBED  # the first kernel
+        assert isinstance(app.focused, Tree)  # the footer's keys act at start
         seq = app.main.query_one("#dim-seq", Input)
-        assert app.focused is seq
-        # `64x` typed before looking: the field gets it (its text was selected), no tab switches
-        # (6, 4) and no Fixtures screen (x); the inline error says what is wrong.
-        await type_fast(pilot, *"64x")
-        assert seq.value == "64x"
+        # `d64x` typed at full speed: the field gets what follows `d` (its text was selected),
+        # no tab switches (6, 4) and no Fixtures screen (x); the inline error says what is wrong.
+        await type_fast(pilot, "d", *"64x")
+        assert app.focused is seq and seq.value == "64x"
         assert app.main.query_one(TabbedContent).active == "tab-outputs"
         assert not isinstance(app.screen, FixturesScreen)
         assert "seq: '64x' is not a whole number" in str(app.main.query_one("#problems").render())
@@ -44,15 +45,16 @@ async def test_the_focused_region_is_lit() -> None:
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         form, tabs, browser = app.main.form, app.main.tabs, app.main.browser
-        await pilot.pause()
-        accent = _edge(form, "left")  # the form has the focus at start
-        assert _edge(tabs, "left") != accent and _edge(browser, "right") != accent
-        await type_fast(pilot, "escape")  # back to the kernel list
-        assert isinstance(app.focused, Tree)
-        assert _edge(browser, "right") == accent and _edge(form, "left") != accent
+        accent = _edge(browser, "right")  # the kernel list has the focus at start
+        assert _edge(form, "left") != accent and _edge(tabs, "left") != accent
+        await type_fast(pilot, "d")  # into the dims form
+        assert _edge(form, "left") == accent and _edge(browser, "right") != accent
         app.main.query_one("#tabs Tabs").focus()
         await pilot.pause()
-        assert _edge(tabs, "left") == accent and _edge(browser, "right") != accent
+        assert _edge(tabs, "left") == accent and _edge(form, "left") != accent
+        await type_fast(pilot, "escape")  # back to the kernel list
+        assert isinstance(app.focused, Tree)
+        assert _edge(browser, "right") == accent and _edge(tabs, "left") != accent
 
 
 @run_async
@@ -60,7 +62,7 @@ async def test_d_jumps_to_the_dims_form_from_anywhere_but_a_field() -> None:
     app = WorkbenchApp(snapshot=True, watch=False)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
-        await type_fast(pilot, "escape", "3", "d", *"128")
+        await type_fast(pilot, "3", "d", *"128")
         assert app.main.query_one(TabbedContent).active == "tab-gradients"
         assert app.focused is app.main.query_one("#dim-seq")
         assert app.main.query_one("#dim-seq", Input).value == "128"

@@ -81,7 +81,7 @@ atol = 1e-5
 def test_described_kernel_view(snap_compare, tmp_path) -> None:
     async def before(pilot: Pilot) -> None:
         await settle(pilot)
-        await press_settled(pilot, "enter")  # the dims form has the focus at start: enter runs
+        await press_settled(pilot, "r")
 
     app = _own_corpus(tmp_path, described=True)
     assert snap_compare(app, terminal_size=SIZE, run_before=before)

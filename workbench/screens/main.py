@@ -111,9 +111,9 @@ class MainScreen(Screen):
     """Browser + kernel view + footer."""
 
     BINDINGS: ClassVar[list[Binding]] = bindings("main")
-    # Focus goes where the screen puts it (the kernel list, or nowhere while the list is hidden
-    # and no kernel is open), never to the first field by default: keys typed then would land
-    # in a field instead of reaching their bindings.
+    # Focus goes where the screen puts it (the kernel list, or nowhere while the list is hidden),
+    # never to the first field by default: the footer and the status line name keys (`r run`)
+    # that a field would take as text. The focused region is lit, and `d` goes to the dims.
     AUTO_FOCUS = None
     # Classes the stylesheet lays the screen out by: -narrow, -medium or -wide.
     HORIZONTAL_BREAKPOINTS: ClassVar[list[tuple[int, str]]] = [
@@ -216,8 +216,7 @@ class MainScreen(Screen):
         self.update_topbar()
         if self.wb.session is None:
             self._say_title(Text("loading the corpus…", style="dim"))
-        if not self.form.has_focus_within:  # the session may be ready first, and focus the form
-            self.browser.tree.focus()
+        self.browser.tree.focus()
 
     def _say_title(self, text: Text) -> None:
         self.query_one("#kv-title", Static).update(text)
@@ -262,16 +261,6 @@ class MainScreen(Screen):
         key_ = self.current or self.browser.first_key()
         if key_:
             await self.open_kernel(key_)
-        # Typing at start goes into the dims (enter runs), not into commands: unless the user
-        # has pressed a key or moved the focus while the adapter was opening.
-        if self.wb.keys_read == 0 and self._focus_is_where_it_started():
-            self.focus_form()
-
-    def _focus_is_where_it_started(self) -> bool:
-        """Nothing, or the kernel list (or its empty filter box, Textual's first focus)."""
-        focused = self.app.focused
-        box = self.browser.filter_box
-        return focused in (None, self.browser.tree) or (focused is box and not box.value)
 
     def fatal(self, message: str) -> None:
         """The corpus or the adapter could not be opened: say so where the view would be."""
