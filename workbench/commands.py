@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 
 
 def bindings(scope: str) -> list[Binding]:
-    """The Textual bindings of one scope ("main": the main screen, "app": the app)."""
+    """The Textual bindings of one scope ("main", "steps", "fixtures": a screen; "app": the app)."""
     return [
         Binding(k.keys, k.action, k.label, show=k.show, id=k.id, tooltip=k.help)
         for k in bound(scope)

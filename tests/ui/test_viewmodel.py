@@ -265,9 +265,19 @@ def test_every_key_is_declared_once_and_shown_everywhere() -> None:
 
 def test_bindings_are_built_from_the_registry() -> None:
     from workbench.commands import bindings
+    from workbench.screens.fixtures import FixturesScreen
     from workbench.screens.main import MainScreen
+    from workbench.screens.steps import StepsScreen
 
-    assert [b.id for b in MainScreen.BINDINGS] == [k.id for k in bound("main")]
+    for screen, scope in (
+        (MainScreen, "main"),
+        (StepsScreen, "steps"),
+        (FixturesScreen, "fixtures"),
+    ):
+        assert [b.id for b in screen.BINDINGS] == [k.id for k in bound(scope)]
+    assert "| `space` | Fixtures: replay the highlighted fixture | fixtures_replay_selected |" in (
+        help_table()
+    )
     assert [(b.key, b.action) for b in bindings("main")] == [
         (k.keys, k.action) for k in bound("main")
     ]

@@ -24,6 +24,7 @@ from textual.screen import Screen
 from textual.widgets import DataTable, ProgressBar, Static
 from textual.worker import Worker, WorkerState, get_current_worker
 
+from workbench.commands import bindings
 from workbench.errors import WorkbenchError
 from workbench.fixtures import (
     SHIPPED_FIXTURES,
@@ -63,13 +64,7 @@ def _status(kind: str) -> Text:
 class FixturesScreen(Screen):
     """Fixtures with their status; `r` replays them all, `enter` opens one in the kernel view."""
 
-    BINDINGS: ClassVar[list[Binding]] = [
-        Binding("r", "replay_all", "Replay all", id="fixtures.replay_all"),
-        Binding("space", "replay_selected", "Replay this", id="fixtures.replay_selected"),
-        Binding("enter", "open", "Open in kernel view", id="fixtures.open"),
-        Binding("c", "cancel", "Cancel", id="fixtures.cancel"),
-        Binding("escape", "back", "Back", id="fixtures.back"),
-    ]
+    BINDINGS: ClassVar[list[Binding]] = bindings("fixtures")
 
     class OpenCase(Message):
         """Show this fixture's case (and its run, None when it did not compile) in the kernel view."""

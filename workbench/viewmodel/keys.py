@@ -1,4 +1,4 @@
-"""Every key and command of the main screen and the app, declared once.
+"""Every key and command of the app and of its main, steps and fixtures screens, declared once.
 
 The screens' BINDINGS, the help screen's key table, the command palette's commands and the hints
 in the panes ("press r to run") are all built from `KEYS`, so they cannot disagree. An entry with
@@ -343,6 +343,36 @@ KEYS: tuple[Key, ...] = (
         scope="steps",
     ),
     Key("steps_close", "escape", "close", "Close", "Steps: back to the kernels", scope="steps"),
+    Key(
+        "fixtures_replay_all",
+        "r",
+        "replay_all",
+        "Replay all",
+        "Fixtures: replay every fixture listed",
+        scope="fixtures",
+    ),
+    Key(
+        "fixtures_replay_selected",
+        "space",
+        "replay_selected",
+        "Replay this",
+        "Fixtures: replay the highlighted fixture",
+        scope="fixtures",
+    ),
+    Key(
+        "fixtures_open",
+        "enter",
+        "open",
+        "Open in kernel view",
+        "Fixtures: open the highlighted fixture's case and run in the kernel view",
+        scope="fixtures",
+    ),
+    Key(
+        "fixtures_cancel", "c", "cancel", "Cancel", "Fixtures: cancel the replay", scope="fixtures"
+    ),
+    Key(
+        "fixtures_back", "escape", "back", "Back", "Fixtures: back to the kernels", scope="fixtures"
+    ),
     Key("quit", "q", "quit", "Quit", "quit", scope="app"),
     Key(
         "help",
