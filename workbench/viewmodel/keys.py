@@ -64,6 +64,14 @@ KEYS: tuple[Key, ...] = (
         "Run kernel",
     ),
     Key(
+        "focus_form",
+        "d",
+        "focus_form",
+        "Dims",
+        "jump to the dims form: its first field, text selected (esc goes back to the kernels)",
+        "Edit dims",
+    ),
+    Key(
         "bench",
         "b",
         "bench",
@@ -220,14 +228,6 @@ KEYS: tuple[Key, ...] = (
         "Next binding",
         "Footprint tab: show the next read_write binding",
         show=False,
-    ),
-    Key(
-        "focus_form",
-        "d",
-        "focus_form",
-        "Dims",
-        "jump to the dims form: its first field, text selected (esc goes back to the kernels)",
-        "Edit dims",
     ),
     Key("cancel", "escape", "cancel", "Cancel run", "cancel the run in flight"),
     Key(

@@ -83,8 +83,8 @@ class OutputsPane(Vertical):
             self._setting = False
             self.query_one(ArrayView).clear(
                 f"no results yet:\n  {key('run')}     runs this kernel\n  ↑/↓   on the left picks "
-                f"another\n  enter in a field runs with what you typed\n  {key('help')}     "
-                "explains every key"
+                f"another\n  {key('focus_form')}     edits the dims; enter there runs"
+                f"\n  {key('help')}     explains every key"
                 if view.error is None
                 else view.error
             )
