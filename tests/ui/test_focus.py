@@ -1,6 +1,6 @@
-"""Focus is obvious and typing cannot fire commands by accident: at start the kernel list has the
-focus (the footer's keys act), its region lit; `d` jumps to the dims, and the digits typed right
-after it go into the field, not to the tab keys; the filter's enter opens its match.
+"""Focus is obvious, and what is meant for a field never fires commands: at start the kernel list
+has the focus (the footer's keys act), its region lit; `d` jumps to the dims, and the digits typed
+right after it go into the field, not to the tab keys; the filter's enter opens its match.
 
 Keys are sent at full speed through the driver (`type_fast`), as a user types.
 """

@@ -7,6 +7,7 @@ the app to go idle after each key), as they arrive when a user types while the U
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 from textual import events
@@ -14,8 +15,9 @@ from textual.pilot import Pilot
 from textual.widgets import Input, TabbedContent, Tree
 
 from workbench.app import WorkbenchApp
+from workbench.keys_in_order import _path
 
-from .conftest import SIZE, open_kernel, run_async, settle
+from .conftest import SIZE, _handled, open_kernel, run_async, settle
 
 EMBED = "01_embedding.wgsl:embed_lookup"
 # Key names of the characters that are not their own name.
@@ -102,6 +104,35 @@ async def test_keys_after_leaving_a_field_reach_the_bindings() -> None:
         assert _values(app)["dim-seq"] == "32"
         assert isinstance(app.focused, Tree)
         assert app.main.query_one(TabbedContent).active == "tab-diff"
+
+
+@run_async
+async def test_keys_after_d_wait_for_its_focus_move_while_the_app_is_busy() -> None:
+    app = WorkbenchApp(snapshot=True, watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        tree = app.focused
+        assert isinstance(tree, Tree)
+
+        async def busy() -> None:
+            # The app's queue is held until `d` has travelled up from the kernel list and waits
+            # there: its binding then moves the focus on the app's queue (a deferred move), and
+            # the digits typed after it must wait for that move.
+            for node in _path(tree):
+                await _handled(node)
+            await asyncio.sleep(0)
+
+        # Posted as the driver posts them, but at once (the driver hops through the loop), so
+        # that the app is held right behind them.
+        for k in ("d", "1", "2", "8"):
+            event = events.Key(k, k)
+            event.set_sender(app)
+            app.post_message(event)
+        app.call_later(busy)
+        await settle(pilot)
+        assert app.focused is app.main.query_one("#dim-seq")
+        assert _values(app)["dim-seq"] == "128"
+        assert app.main.query_one(TabbedContent).active == "tab-outputs"  # no tab key fired
 
 
 @run_async
