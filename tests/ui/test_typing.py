@@ -7,7 +7,6 @@ the app to go idle after each key), as they arrive when a user types while the U
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 
 from textual import events
@@ -120,7 +119,6 @@ async def test_keys_after_d_wait_for_its_focus_move_while_the_app_is_busy() -> N
             # the digits typed after it must wait for that move.
             for node in _path(tree):
                 await _handled(node)
-            await asyncio.sleep(0)
 
         # Posted as the driver posts them, but at once (the driver hops through the loop), so
         # that the app is held right behind them.
