@@ -47,7 +47,7 @@ from typing import Any
 import numpy as np
 
 from workbench.errors import LimitError
-from workbench.session import Case, Run, Session
+from workbench.session import DEFAULT_WARMUP_MS, Case, Run, Session
 from workbench.wgsl.corpus import Corpus, Kernel, Piece
 
 SECTION = "## Kernels on the H100"
@@ -268,7 +268,7 @@ def time_ours(
     `reps` dispatches back to back in one compute pass between two timestamps (from the case's
     inputs; in-place kernels apply at most `reps` times to their data either way). Also each
     method's figure and the run (outputs of the first dispatch, compared when `check`)."""
-    run = session.run(case, reps=reps, warmup=3, reference=check)
+    run = session.run(case, reps=reps, warmup_ms=DEFAULT_WARMUP_MS, reference=check)
     stream = session.time_back_to_back(case, batch=reps, samples=1, warmup=1)
     methods = {"per_dispatch_ms": run.timing.median_ms, "back_to_back_ms": stream.median_ms}
     return min(methods.values()), methods, run

@@ -437,13 +437,18 @@ class Session:
         budget: Budget,
         progress: Callable[[int, int], None] | None = None,
         cancelled: Callable[[], bool] | None = None,
+        warming: Callable[[float], None] | None = None,
     ) -> list[Timing]:
-        """Time cases interleaved (A B A B …) within a budget, one Timing each (no read-back)."""
+        """Time cases interleaved (A B A B …) within a budget, one Timing each (no read-back).
+
+        `progress` hears the timed rounds done and their total; `warming`, before that, the fraction
+        of the warm-up done. Cancelled during the warm-up, the Timings have no samples.
+        """
         bounds: list[Bound] = []
         try:
             for case in cases:
                 bounds.append(self._bind(case))
-            return self.gpu.time(bounds, budget, progress, cancelled)
+            return self.gpu.time(bounds, budget, progress, cancelled, warming)
         finally:
             for b in bounds:
                 b.release()
@@ -487,7 +492,7 @@ class Session:
         self,
         case: Case | str,
         reps: int = 0,
-        warmup: int = 1,
+        warmup_ms: float = DEFAULT_WARMUP_MS,
         rtol: float | None = None,
         atol: float | None = None,
         reference: bool = True,
@@ -496,7 +501,8 @@ class Session:
         cancelled: Callable[[], bool] | None = None,
         **case_args: Any,
     ) -> Run:
-        """Dispatch `case` (or build one from a kernel name and `case_args`) and compare it.
+        """Dispatch `case` (or build one from a kernel name and `case_args`) and compare it; with
+        `reps`, time that many more dispatches after a warm-up of `warmup_ms` by the host clock.
 
         `rtol`/`atol` override every output's tolerance (validated: ToleranceError); `tolerance`
         gives them as an `Override` instead (forced, or from a fixture).
@@ -516,7 +522,7 @@ class Session:
             plans,
             grid,
             reps=reps,
-            warmup=warmup if reps else 0,
+            warmup_ms=warmup_ms if reps else 0.0,
             progress=(lambda done, total: say(f"timing {done}/{total}", 0.3 + 0.6 * done / total)),
             cancelled=cancelled,
         )

@@ -37,12 +37,14 @@ def ab(
     roof: Roofline | None,
     progress: Callable[[int, int], None] | None = None,
     cancelled: Callable[[], bool] | None = None,
+    warming: Callable[[float], None] | None = None,
 ) -> ABResult:
-    """Check A and B (labelled cases), then time them interleaved when both may be compared."""
+    """Check A and B (labelled cases), then time them interleaved when both may be compared
+    (`progress` and `warming` as `Session.time_cases` calls them)."""
     ra, rb = check(session, a[1], a[0]), check(session, b[1], b[0])
     if ra.verdict not in ("pass", "ran") or rb.verdict not in ("pass", "ran"):
         return ABResult(ra, rb, None)
-    ta, tb = session.time_cases([a[1], b[1]], budget, progress, cancelled)
+    ta, tb = session.time_cases([a[1], b[1]], budget, progress, cancelled, warming)
     flush = session.flush_size
     place(ra, ta, roof, budget, flush)
     place(rb, tb, roof, budget, flush)

@@ -114,6 +114,7 @@ def sweep(
             budget,
             lambda done, total, b=base: say("timing", b + done / total / (2 * len(checked))),
             cancelled,
+            lambda _part, label=r.label, b=base: say(f"warming up before timing {label}", b),
         )[0]
         place(r, timing, roof, budget, flush)
     usable = sorted((r for r in checked if r.usable), key=lambda r: r.timing.median_ms)

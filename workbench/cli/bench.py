@@ -17,9 +17,16 @@ from workbench.bench.ab import ab
 from workbench.bench.measure import BenchResult, bench_case
 from workbench.bench.report import ab_lines, clock_line, header_lines, result_lines, sweep_lines
 from workbench.bench.sweep import check_override, parse_sweep, sweep
-from workbench.cli.common import add_case_options, build_case, open_session, print_json
+from workbench.cli.common import (
+    add_case_options,
+    add_warmup_ms,
+    build_case,
+    milliseconds,
+    open_session,
+    print_json,
+)
 from workbench.errors import UserError
-from workbench.session import DEFAULT_WARMUP_MS, Budget, Case, ClockCheck, Session
+from workbench.session import Budget, Case, ClockCheck, Session
 from workbench.wgsl.corpus import SHIPPED, load_corpus
 
 
@@ -35,13 +42,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--ms", type=float, default=100.0, help="measurement time per kernel (default 100)"
     )
-    p.add_argument(
-        "--warmup-ms",
-        type=float,
-        default=DEFAULT_WARMUP_MS,
-        help=f"warm-up time per kernel (default {DEFAULT_WARMUP_MS:g}: an idle GPU needs "
-        "0.2-0.8 s of work to raise its clocks)",
-    )
+    add_warmup_ms(p, "per kernel")
     p.add_argument(
         "--flush",
         action=argparse.BooleanOptionalAction,
@@ -126,9 +127,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
 
 def _budget(args: argparse.Namespace) -> Budget:
-    for flag, v in (("--ms", args.ms), ("--warmup-ms", args.warmup_ms)):
-        if not (v >= 0 and v < 1e7):
-            raise UserError(f"{flag} must be a number of milliseconds >= 0, got {v}")
+    milliseconds("--ms", args.ms)
+    milliseconds("--warmup-ms", args.warmup_ms)
     if args.ms <= 0:
         raise UserError("--ms must be > 0: it is the time spent measuring each kernel")
     return Budget(args.ms, args.warmup_ms, args.flush)

@@ -16,7 +16,7 @@ from workbench.closeness import RTOL_CEILING, Override
 from workbench.errors import UserError
 from workbench.jsonable import jsonable
 from workbench.recipes import DEFAULT_SEED, RECIPES
-from workbench.session import DISPATCH_TIMEOUT_S, Case, Session
+from workbench.session import DEFAULT_WARMUP_MS, DISPATCH_TIMEOUT_S, Case, Session
 
 
 def add_timeout(p: argparse.ArgumentParser) -> None:
@@ -120,6 +120,25 @@ def add_case_options(
     p.add_argument("--adhoc", action="store_true", help="ignore the spec and run the kernel ad hoc")
     add_timeout(p)
     p.add_argument("--json", action="store_true", help="print one JSON object")
+
+
+def add_warmup_ms(p: argparse.ArgumentParser, what: str) -> None:
+    """--warmup-ms: how long to keep the adapter busy before timing `what`, by the host clock."""
+    p.add_argument(
+        "--warmup-ms",
+        type=float,
+        default=DEFAULT_WARMUP_MS,
+        metavar="MS",
+        help=f"warm-up time {what} (default {DEFAULT_WARMUP_MS:g}: an idle GPU needs 0.2-0.8 s "
+        "of work to raise its clocks)",
+    )
+
+
+def milliseconds(flag: str, value: float) -> float:
+    """A time option's value, refused unless it is a number of milliseconds from 0 to 1e7."""
+    if not (value >= 0 and value < 1e7):
+        raise UserError(f"{flag} must be a number of milliseconds >= 0, got {value:g}")
+    return value
 
 
 def add_tolerance_options(p: argparse.ArgumentParser, verb: str, forcible: bool = True) -> None:

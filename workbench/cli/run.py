@@ -12,14 +12,16 @@ from workbench.bench.report import CPU_TIMES
 from workbench.cli.common import (
     add_case_options,
     add_tolerance_options,
+    add_warmup_ms,
     build_case,
+    milliseconds,
     open_session,
     print_json,
     tolerance_note,
     tolerance_override,
 )
 from workbench.errors import UserError
-from workbench.session import Run, array_stats
+from workbench.session import DEFAULT_WARMUP_MS, Run, array_stats
 from workbench.units import fmt_bytes, fmt_count, fmt_grid, fmt_int, fmt_ms, fmt_num, fmt_rate
 
 
@@ -27,19 +29,28 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("run", help="run one kernel and compare it with its reference")
     add_case_options(p)
     p.add_argument("--reps", type=int, default=20, help="timed repetitions (default 20; 0: none)")
-    p.add_argument("--warmup", type=int, default=2, help="untimed dispatches before timing")
+    add_warmup_ms(p, "before the timed repetitions")
+    # The count of dispatches this used to be: refused with a pointer, not silently taken as
+    # --warmup-ms (argparse would expand the prefix).
+    p.add_argument("--warmup", help=argparse.SUPPRESS)
     add_tolerance_options(p, "use")
     p.add_argument("--save-outputs", metavar="DIR", help="write one .npy per output binding")
     p.set_defaults(handler=cmd_run)
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    if args.reps < 0 or args.warmup < 0:
-        raise UserError("--reps and --warmup must be >= 0")
+    if args.warmup is not None:
+        raise UserError(
+            "--warmup (a count of dispatches) is now --warmup-ms MS, a warm-up by time "
+            f"(default {DEFAULT_WARMUP_MS:g} ms): an idle GPU's clocks rise only after 0.2-0.8 s of work"
+        )
+    if args.reps < 0:
+        raise UserError("--reps must be >= 0")
+    warmup_ms = milliseconds("--warmup-ms", args.warmup_ms)
     override = tolerance_override(args)
     session = open_session(args)
     case = build_case(session, args)
-    run = session.run(case, reps=args.reps, warmup=args.warmup, tolerance=override)
+    run = session.run(case, reps=args.reps, warmup_ms=warmup_ms, tolerance=override)
     if not args.json:
         tolerance_note(override)
     if args.save_outputs:

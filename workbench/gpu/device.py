@@ -42,6 +42,7 @@ from workbench.gpu.adapters import (
 )
 from workbench.gpu.limits import check_limits, check_workgroup_storage
 from workbench.gpu.timing import (
+    DEFAULT_WARMUP_MS,
     Budget,
     ClockCheck,
     Timing,
@@ -396,11 +397,12 @@ class GpuContext:
         plans: Sequence[BufferPlan],
         grid: tuple[int, int, int],
         reps: int = 0,
-        warmup: int = 1,
+        warmup_ms: float = DEFAULT_WARMUP_MS,
         progress: Callable[[int, int], None] | None = None,
         cancelled: Callable[[], bool] | None = None,
     ) -> DispatchResult:
-        """Upload, dispatch once, read back what `plans` mark, then time `reps` more dispatches.
+        """Upload, dispatch once, read back what `plans` mark, then time `reps` more dispatches
+        after warming up for `warmup_ms` by the host clock.
 
         Outputs are read after the first dispatch, before any timing repetition can change them
         (in-place kernels and atomics would otherwise accumulate).
@@ -416,7 +418,8 @@ class GpuContext:
                 )
                 timing = None
                 if reps > 0:
-                    timing = _time_reps(self, [bound.encode], reps, warmup, progress, cancelled)[0]
+                    passes = [bound.encode]
+                    timing = _time_reps(self, passes, reps, warmup_ms, progress, cancelled)[0]
         finally:
             bound.release()
         return DispatchResult(outputs, timing, grid)
@@ -462,10 +465,12 @@ class GpuContext:
         budget: Budget,
         progress: Callable[[int, int], None] | None = None,
         cancelled: Callable[[], bool] | None = None,
+        warming: Callable[[float], None] | None = None,
     ) -> list[Timing]:
         """Time bound programs interleaved (A B A B …) within a budget; one Timing each."""
+        encodes = [b.encode for b in bounds]
         with self._gpu_errors():
-            return time_passes(self, [b.encode for b in bounds], budget, progress, cancelled)
+            return time_passes(self, encodes, budget, progress, cancelled, warming)
 
     @_watched
     def clock_check(self, bound: Bound, pass_ms: float) -> ClockCheck | None:

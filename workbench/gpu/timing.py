@@ -14,8 +14,10 @@ passes, which catches a misread timestamp period or hidden per-pass overhead.
 Why the warm-up is long: a GPU left idle for about two seconds (while a kernel's reference runs on
 the CPU, say) drops its clocks, and raises them again only after 0.2–0.8 s of sustained work (an
 H100 went from 345 to 1980 MHz; docs/benchmarks.md). Passes timed before that ran 2–3× slow with no
-sign of it in their spread, so `workbench bench` warms up for a second of real work
-(DEFAULT_WARMUP_MS), and `Timing.drift` says when the passes still sped up while they were measured.
+sign of it in their spread, so every timing warms up for a second of real work by default
+(DEFAULT_WARMUP_MS: `workbench bench`, `workbench run --reps`, the UI's bench), and `Timing.drift`
+says when the passes still sped up while they were measured. The warm-up checks `cancelled` after
+every submission (each lasts about _WARMUP_SUBMIT_MS), so a cancel never waits for it to end.
 """
 
 from __future__ import annotations
@@ -61,9 +63,7 @@ CLOCK_AGREEMENT = (
     0.25  # the two clocks agree when the wall-clock per pass is within 25% of the timestamps
 )
 DEFAULT_FLUSH_BYTES = 256 << 20  # when the adapter's last-level cache size is not known
-# `workbench bench`'s warm-up: long enough for an idle GPU's clocks to rise (measured on an H100:
-# 0.2–0.8 s of work). In-process callers (the UI, tests) keep Budget's short default: with a second
-# there, a UI test that follows a bench in the same process hangs (not yet understood).
+# Long enough for an idle GPU's clocks to rise (measured on an H100: 0.2–0.8 s of work).
 DEFAULT_WARMUP_MS = 1000.0
 # Warm-up submissions grow until one lasts this long, so the adapter stays busy between them.
 _WARMUP_SUBMIT_MS = 50.0
@@ -78,7 +78,7 @@ class Budget:
     """How long to warm up and to measure, in milliseconds, and whether to flush the cache."""
 
     ms: float = 100.0
-    warmup_ms: float = 25.0
+    warmup_ms: float = DEFAULT_WARMUP_MS
     flush: bool = False
 
     def to_json(self) -> dict[str, Any]:
@@ -272,18 +272,23 @@ def time_passes(
     budget: Budget,
     progress: Callable[[int, int], None] | None = None,
     cancelled: Callable[[], bool] | None = None,
+    warming: Callable[[float], None] | None = None,
 ) -> list[Timing]:
     """One Timing per pass, measured interleaved (A B A B …) within the budget.
 
-    The warm-up runs for `budget.warmup_ms` by the host clock, and the repetitions are estimated
-    after it: an estimate taken before, on an adapter still at idle clocks, would be too long and
-    leave too few repetitions.
+    The warm-up runs for `budget.warmup_ms` by the host clock (`warming` hears the fraction of it
+    done after each submission), and the repetitions are estimated after it: an estimate taken
+    before, on an adapter still at idle clocks, would be too long and leave too few repetitions.
+    Cancelled during the warm-up, every Timing comes back with no samples.
     """
     ctx.release_staging()
     flush = ctx.encode_flush if budget.flush else None
     t0 = time.perf_counter()
     _submit(ctx, passes, flush, 1)  # the real compile happens at the first dispatch
-    warmup = 1 + _warm_up_for(ctx, passes, flush, budget.warmup_ms, t0)
+    warmup = 1 + _warm_up_for(ctx, passes, flush, budget.warmup_ms, t0, cancelled, warming)
+    if cancelled is not None and cancelled():
+        method = "timestamp" if ctx.has_timestamps else "wall"
+        return [Timing(method, (), warmup, flushed=flush is not None) for _ in passes]
     round_ms = _estimate(ctx, passes, flush)
     rounds = rounds_for(budget.ms, round_ms)
     return _measure(ctx, passes, flush, rounds, round_ms, warmup, progress, cancelled)
@@ -299,18 +304,25 @@ def _warm_up_for(
     flush: EncodePass | None,
     ms: float,
     t0: float,
+    cancelled: Callable[[], bool] | None = None,
+    warming: Callable[[float], None] | None = None,
 ) -> int:
     """Submit rounds back to back until `ms` milliseconds have passed since `t0` (at least one
-    submission when `ms` > 0); the rounds submitted.
+    submission when `ms` > 0) or `cancelled()` holds; the rounds submitted.
 
     Submissions double in size until one lasts _WARMUP_SUBMIT_MS (or holds as many passes as one
     may), so the adapter is kept busy (its clocks rise only under sustained load) even where each
-    submission carries a fixed cost much larger than a round.
+    submission carries a fixed cost much larger than a round; that also bounds how long a cancel
+    waits. `warming` hears the fraction of `ms` gone after each submission.
     """
     done, per_submit = 0, 1
     while ms > 0 and (done == 0 or _since_ms(t0) < ms):
+        if cancelled is not None and cancelled():
+            break
         took = _submit(ctx, passes, flush, per_submit)
         done += per_submit
+        if warming is not None:
+            warming(min(1.0, _since_ms(t0) / ms))
         if took < _WARMUP_SUBMIT_MS:
             cap = _rounds_per_submit(took / per_submit, len(passes))
             per_submit = max(1, min(2 * per_submit, cap))
@@ -408,15 +420,16 @@ def time_reps(
     ctx: GpuContext,
     passes: Sequence[EncodePass],
     reps: int,
-    warmup: int,
+    warmup_ms: float,
     progress: Callable[[int, int], None] | None = None,
     cancelled: Callable[[], bool] | None = None,
 ) -> list[Timing]:
-    """One Timing per pass: exactly `reps` timed rounds after `warmup` untimed ones."""
+    """One Timing per pass: exactly `reps` timed rounds (fewer if cancelled) after a warm-up of
+    `warmup_ms` by the host clock, as `time_passes` warms up."""
     ctx.release_staging()
     t0 = time.perf_counter()
-    _warm_up(ctx, passes, None, warmup, 0.0)
-    round_ms = (time.perf_counter() - t0) * 1e3 / warmup if warmup else 0.0
+    warmup = _warm_up_for(ctx, passes, None, warmup_ms, t0, cancelled)
+    round_ms = _since_ms(t0) / warmup if warmup else 0.0
     return _measure(ctx, passes, None, reps, round_ms, warmup, progress, cancelled)
 
 
@@ -443,19 +456,6 @@ def _submit(
     dev.queue.submit([buf])
     ctx.wait()
     return (time.perf_counter() - t0) * 1e3
-
-
-def _warm_up(
-    ctx: GpuContext,
-    passes: Sequence[EncodePass],
-    flush: EncodePass | None,
-    rounds: int,
-    round_ms: float,
-) -> None:
-    per_submit = _rounds_per_submit(round_ms, len(passes))
-    while rounds > 0:
-        _submit(ctx, passes, flush, min(rounds, per_submit))
-        rounds -= per_submit
 
 
 def _measure(
