@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from workbench.fixtures import ReplayResult
     from workbench.pipelines.stepper import Stepper
     from workbench.session import Case, Run, Session, Status
+    from workbench.viewmodel.baseline import BaselineDiff
     from workbench.viewmodel.form import FormKey
     from workbench.viewmodel.status import KernelStatus
     from workbench.wgsl.corpus import Corpus
@@ -76,6 +77,16 @@ class RunFinished(WorkerMessage):
         self.kind = kind
         self.job = job
         self.run = run
+
+
+class BaselineCompared(WorkerMessage):
+    """Run `run` of kernel `key` was compared with the pinned run (outputs element by element)."""
+
+    def __init__(self, key: str, run: Run, diff: BaselineDiff) -> None:
+        super().__init__()
+        self.key = key
+        self.run = run
+        self.diff = diff
 
 
 class CheckFinished(WorkerMessage):

@@ -11,6 +11,7 @@ import pytest
 from workbench.session import Run, Session, Timing
 from workbench.viewmodel.baseline import (
     RunHistory,
+    baseline_diff,
     output_diff,
     timing_diff,
 )
@@ -117,6 +118,27 @@ def test_diff_against_the_pinned_run_names_what_else_differs(session: Session, r
     assert diff.notes == () and history.diff(KEY, again.run) is diff
     other = session.run("ffn_swiglu_backward", dims={"seq": 2, "d_ff": 64}, seed=1)
     assert history.diff(KEY, other).notes == ("case differs: pinned seq=4 d_ff=64 seed 0",)
+
+
+def test_a_diff_asked_for_without_waiting_is_pending_until_remembered(run: Run) -> None:
+    history = RunHistory()
+    history.pin(KEY, history.add(KEY, run))
+    # The pinned run against itself needs no comparison: never pending.
+    assert not history.diff(KEY, run, wait=False).pending
+    again = history.add(KEY, _with(run, "grad_up", {(0, 0): 9.0}))
+    pending = history.diff(KEY, again.run, wait=False)
+    assert pending is not None and pending.pending and pending.outputs == ()
+    # The cheap parts are there at once.
+    assert pending.number == again.number
+    assert pending.timing == timing_diff(again.run.timing, run.timing)
+    done = baseline_diff(pending.pinned, pending.number, again.run)
+    assert not done.pending and [d.changed for d in done.outputs] == [0, 1]
+    history.remember(KEY, again.run, done)
+    assert history.diff(KEY, again.run, wait=False) is done
+    # A diff against a pin that was replaced meanwhile is not kept.
+    history.pin(KEY, again)
+    history.remember(KEY, again.run, done)
+    assert history.diff(KEY, again.run, wait=False) is not done
 
 
 def test_struct_outputs_count_the_records_that_differ(run: Run) -> None:

@@ -36,6 +36,7 @@ from textual.worker import get_current_worker
 from workbench.commands import bindings
 from workbench.errors import CompileError, SpecMismatchError, UserError, WorkbenchError
 from workbench.messages import (
+    BaselineCompared,
     CasePlanned,
     CheckFinished,
     FootprintFinished,
@@ -54,7 +55,7 @@ from workbench.screens.save_path import SavePathScreen
 from workbench.session import Budget, Case, Run, Session, StatusKind
 from workbench.specs.base import KernelSpec
 from workbench.viewmodel.advice import ui_message
-from workbench.viewmodel.baseline import RunHistory
+from workbench.viewmodel.baseline import RunEntry, RunHistory, baseline_diff
 from workbench.viewmodel.cases import build_case, limit_problem, plan_case
 from workbench.viewmodel.describe import write_description
 from workbench.viewmodel.feedback import DOING, WORK, Standing, why_not
@@ -139,6 +140,8 @@ class MainScreen(Screen):
         self._on_mount_calls: list[tuple[Callable[..., object], tuple[object, ...]]] = []
         self._statuses: dict[str, KernelStatus] = {}
         self.history = RunHistory()
+        # The pair of runs a worker is comparing now, so a refresh does not start it twice.
+        self._comparing: tuple[RunEntry, Run] | None = None
         self._narrow: bool | None = None
 
     @property
@@ -394,6 +397,11 @@ class MainScreen(Screen):
         """Set the view from the current kernel's state: the verdict and every pane follow."""
         session = self.wb.session
         st = self.current_state()
+        baseline = self.history.diff(self.current or "", st.run if st else None, wait=False)
+        if baseline is not None and baseline.pending and st is not None and st.run is not None:
+            self._compare_with_baseline(
+                self.current or "", baseline.pinned, baseline.number, st.run
+            )
         self.view = view_of(
             st,
             self.kernel(),
@@ -402,9 +410,40 @@ class MainScreen(Screen):
             features=session.adapter.features if session else frozenset(),
             show_module=self.show_module,
             roofline=session.measured_roofline() if session else None,
-            baseline=self.history.diff(self.current or "", st.run if st else None),
+            baseline=baseline,
             cpu=session.on_cpu if session else False,
         )
+
+    def _compare_with_baseline(
+        self, key_: str, pinned: RunEntry, number: int | None, run: Run
+    ) -> None:
+        if not self._is_comparing(pinned, run):
+            self._comparing = (pinned, run)
+            self._baseline_worker(key_, pinned, number, run)
+
+    def _is_comparing(self, pinned: RunEntry, run: Run) -> bool:
+        # By identity: runs hold arrays, and == on them compares elements.
+        return self._comparing is not None and (
+            self._comparing[0] is pinned and self._comparing[1] is run
+        )
+
+    @work(thread=True, group="baseline")
+    def _baseline_worker(self, key_: str, pinned: RunEntry, number: int | None, run: Run) -> None:
+        """Outputs of millions of elements take seconds to compare: never on the UI thread."""
+        try:
+            diff = baseline_diff(pinned, number, run)
+        except Exception as exc:  # a bug here must not take the UI down: say it in the bar
+            failed = f"comparison failed: {type(exc).__name__}: {exc}"
+            pending = baseline_diff(pinned, number, run, outputs=False)
+            diff = replace(pending, notes=(failed,), pending=False)
+        self.post_message(BaselineCompared(key_, run, diff))
+
+    @on(BaselineCompared)
+    def _baseline_compared(self, message: BaselineCompared) -> None:
+        if self._is_comparing(message.diff.pinned, message.run):
+            self._comparing = None
+        self.history.remember(message.key, message.run, message.diff)
+        self._show_if_current(message.key)
 
     def watch_view(self, view: View) -> None:
         if not self.busy:

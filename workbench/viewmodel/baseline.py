@@ -2,7 +2,9 @@
 differs from it: "did I change the numbers? is it faster?" after every edit.
 
 Textual-free. The main screen keeps one `RunHistory`, adds every finished run to it, and shows the
-`BaselineDiff` of the run on screen against the pinned one. Outputs are compared by
+`BaselineDiff` of the run on screen against the pinned one. Comparing outputs of millions of elements
+takes seconds, so the screen asks for a diff without waiting (`pending` until `baseline_diff` has
+run in a worker and the result is remembered); everything else here is cheap. Outputs are compared by
 `workbench.closeness` (the one definition of close) at the tolerance the run's own comparison used,
 else its dtype's default; timings by their medians, with a bootstrap interval to say whether the
 difference is beyond noise (`workbench.bench.noise`) when both runs were benched.
@@ -120,10 +122,30 @@ class BaselineDiff:
     outputs: tuple[OutputDiff, ...]
     timing: TimingDiff
     notes: tuple[str, ...]  # the source was edited, the dims or the adapter differ
+    pending: bool = False  # the outputs are still being compared (`outputs` is empty until then)
 
     @property
     def is_pinned_run(self) -> bool:
         return self.number == self.pinned.number
+
+
+def baseline_diff(
+    pinned: RunEntry, number: int | None, run: Run, outputs: bool = True
+) -> BaselineDiff:
+    """`run` (the history's run `number`) against `pinned`. Its outputs are compared element by
+    element unless `outputs` is False (a pending diff) or `run` is the pinned run itself; only
+    `workbench.viewmodel` state is read, so a worker thread may call it."""
+    if run is pinned.run:
+        return BaselineDiff(pinned, pinned.number, (), TimingDiff(), ())
+    names = list(run.outputs) + [n for n in pinned.run.outputs if n not in run.outputs]
+    return BaselineDiff(
+        pinned,
+        number,
+        tuple(output_diff(n, run, pinned.run) for n in names) if outputs else (),
+        timing_diff(run.timing, pinned.run.timing),
+        diff_notes(run, pinned.run),
+        pending=not outputs,
+    )
 
 
 def output_diff(name: str, run: Run, pinned: Run) -> OutputDiff:
@@ -241,22 +263,22 @@ class RunHistory:
     def pinned(self, key: str) -> RunEntry | None:
         return self._pinned.get(key)
 
-    def diff(self, key: str, run: Run | None) -> BaselineDiff | None:
-        """`run` against `key`'s pinned run (None when nothing is pinned or there is no run);
-        computed once per pair of runs."""
+    def diff(self, key: str, run: Run | None, wait: bool = True) -> BaselineDiff | None:
+        """`run` against `key`'s pinned run (None when nothing is pinned or there is no run),
+        computed once per pair of runs. Without `wait`, a diff not yet computed comes back
+        `pending`: compute it with `baseline_diff` elsewhere and hand it to `remember`."""
         pinned = self._pinned.get(key)
         if pinned is None or run is None:
             return None
         if self._last is not None and self._last[0] is pinned and self._last[1] is run:
             return self._last[2]
         entry = self.entry(key, run)
-        names = list(run.outputs) + [n for n in pinned.run.outputs if n not in run.outputs]
-        found = BaselineDiff(
-            pinned,
-            entry.number if entry is not None else None,
-            tuple(output_diff(n, run, pinned.run) for n in names),
-            timing_diff(run.timing, pinned.run.timing),
-            diff_notes(run, pinned.run),
-        )
-        self._last = (pinned, run, found)
+        found = baseline_diff(pinned, entry.number if entry is not None else None, run, wait)
+        if not found.pending:
+            self._last = (pinned, run, found)
         return found
+
+    def remember(self, key: str, run: Run, diff: BaselineDiff) -> None:
+        """Keep a diff computed elsewhere, unless another run was pinned meanwhile."""
+        if self._pinned.get(key) is diff.pinned:
+            self._last = (diff.pinned, run, diff)

@@ -41,6 +41,8 @@ def baseline_text(diff: BaselineDiff, snapshot: bool) -> Text:
         text.append(f" · {note}", style="cyan")
     width = max((len(d.name) for d in diff.outputs), default=4)
     width = max(width, len("time"))
+    if diff.pending:
+        text.append("\n  comparing the outputs with the pinned run's…", style="dim")
     for d in diff.outputs[:SHOWN_OUTPUTS]:
         text.append("\n")
         text.append_text(_output_line(d, width))
