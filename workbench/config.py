@@ -6,6 +6,7 @@ Configuration (read, never written by the tool): `$WORKBENCH_CONFIG` when set, e
     theme = "gruvbox"              # any Textual theme name
     adapter = "gpu"                # as --adapter: index, backend, gpu/cpu or a name part
     bench_ms = 100                 # time budget of the UI's bench (`b`), in ms
+    warmup_ms = 1000               # warm-up before each of the UI's timings, in ms (default 1 s)
     editor = "nvim +{line} {file}" # `e`: {file} and {line} are filled in; default $VISUAL/$EDITOR
     fixtures = "~/fixtures"        # where `f` saves fixtures (default: the corpus's fixtures folder)
 
@@ -36,6 +37,8 @@ DEFAULTS: dict[str, Any] = {
     "theme": "textual-dark",
     "adapter": "",
     "bench_ms": 100.0,
+    # None: the engine's default warm-up (workbench.session.DEFAULT_WARMUP_MS, below this layer).
+    "warmup_ms": None,
     "editor": "",
     "fixtures": "",
 }
@@ -44,6 +47,7 @@ KINDS: dict[str, str] = {
     "theme": "a Textual theme name",
     "adapter": "an adapter selector (index, backend, gpu/cpu or a name part)",
     "bench_ms": "a number of milliseconds from 1 to 60,000",
+    "warmup_ms": "a number of milliseconds from 0 to 60,000",
     "editor": "a command line with {file} and optionally {line}",
     "fixtures": "a folder for the fixtures saved from the UI",
 }
@@ -160,9 +164,10 @@ def _checked(key: str, value: Any) -> Any:
         return value if isinstance(value, str) and value.strip() else None
     if key == "editor":
         return value if isinstance(value, str) and "{file}" in value else None
-    if key == "bench_ms":
+    if key in ("bench_ms", "warmup_ms"):
         ok = isinstance(value, int | float) and not isinstance(value, bool)
-        return float(value) if ok and math.isfinite(value) and 1 <= value <= 60_000 else None
+        low = 1 if key == "bench_ms" else 0
+        return float(value) if ok and math.isfinite(value) and low <= value <= 60_000 else None
     return None
 
 

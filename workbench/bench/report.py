@@ -18,6 +18,12 @@ from workbench.units import fmt_bytes, fmt_count, fmt_int, fmt_ms, fmt_rate, fmt
 CPU_TIMES = "CPU adapter: these times are the CPU's, not a GPU's"
 
 
+def method_on(detail: str, cpu: bool) -> str:
+    """A Timing's method in words (`Timing.detail`) for the adapter it ran on: a CPU adapter
+    (lavapipe) answers timestamp queries from the host's clock, so its timestamps time the CPU."""
+    return detail.replace("GPU timestamps", "the CPU adapter's timestamps") if cpu else detail
+
+
 def header_lines(
     adapter: str, budget: Budget, roof: Roofline | None, flush: tuple[int, str], cpu: bool = False
 ) -> list[str]:

@@ -7,6 +7,11 @@ import sys
 
 from workbench.cli.common import print_json
 from workbench.config import load_config
+from workbench.session import DEFAULT_WARMUP_MS
+
+# Settings left unset by the configuration module (which sits below the engine) whose default is
+# the engine's: shown as the value in effect.
+ENGINE_DEFAULTS = {"warmup_ms": DEFAULT_WARMUP_MS}
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -22,15 +27,14 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def cmd_config(args: argparse.Namespace) -> int:
     cfg = load_config()
+    values = {k: ENGINE_DEFAULTS.get(k, v) if v is None else v for k, v in cfg.values.items()}
     if args.json:
         print_json(
             {
                 "config_file": str(cfg.config_path),
                 "config_file_exists": cfg.config_path.is_file(),
                 "state_file": str(cfg.state_path),
-                "settings": {
-                    k: {"value": v, "source": cfg.sources[k]} for k, v in cfg.values.items()
-                },
+                "settings": {k: {"value": v, "source": cfg.sources[k]} for k, v in values.items()},
                 "keys": cfg.keymap,
                 "remembered": cfg.remembered,
                 "problems": cfg.problems,
@@ -40,7 +44,7 @@ def cmd_config(args: argparse.Namespace) -> int:
         found = "" if cfg.config_path.is_file() else "  (not found: defaults in use)"
         print(f"configuration file  {cfg.config_path}{found}")
         print(f"state file          {cfg.state_path}")
-        for key, value in cfg.values.items():
+        for key, value in values.items():
             shown = value if value not in ("", None) else "(automatic)"
             print(f"  {key:<9} {shown!s:<28} {cfg.sources[key]}")
         for binding_id, keys in cfg.keymap.items():

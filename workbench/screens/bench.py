@@ -25,22 +25,30 @@ from textual.worker import Worker, WorkerState, get_current_worker
 
 from workbench.bench.ab import ABResult, ab
 from workbench.bench.plot import Point
-from workbench.bench.report import CPU_TIMES, ab_lines, roofline_line, sweep_rows
+from workbench.bench.report import CPU_TIMES, ab_lines, method_on, roofline_line, sweep_rows
 from workbench.bench.sweep import SweepResult, check_override, parse_sweep, replan, sweep
 from workbench.errors import UserError, WorkbenchError
 from workbench.messages import BenchFailed, BenchFinished, Progress
-from workbench.session import Budget
+from workbench.session import DEFAULT_WARMUP_MS, Budget
+from workbench.units import fmt_ms
 from workbench.wgsl.corpus import SHIPPED, load_corpus
 from workbench.widgets.key_footer import KeyFooter
 from workbench.widgets.roofline_chart import RooflineChart
 
 if TYPE_CHECKING:
     from workbench.bench.measure import BenchResult
+    from workbench.config import Config
     from workbench.session import Case, Session
 
 DEFAULT_MS = 100.0
-BENCH_WARMUP_MS = 25.0  # as the Timing tab's bench (workbench.screens.main says why)
 Job = Callable[[Callable[[str, float | None], None], Callable[[], bool]], "SweepResult | ABResult"]
+
+
+def ui_budget(config: Config, ms: float, flush: bool = False) -> Budget:
+    """The UI's timing budget: `ms` of measurement after the configured warm-up (`warmup_ms`;
+    unset, the engine's DEFAULT_WARMUP_MS, as `workbench bench` warms up)."""
+    warm = config["warmup_ms"]
+    return Budget(ms=ms, warmup_ms=DEFAULT_WARMUP_MS if warm is None else warm, flush=flush)
 
 
 def default_sweep(case: Case) -> str:
@@ -76,11 +84,14 @@ class BenchScreen(Screen[None]):
     BenchScreen #bench-text { height: auto; }
     """
 
-    def __init__(self, session: Session, gpu_lock: threading.Lock, case: Case) -> None:
+    def __init__(
+        self, session: Session, gpu_lock: threading.Lock, case: Case, config: Config
+    ) -> None:
         super().__init__()
         self.session = session
         self.gpu_lock = gpu_lock
         self.case = case
+        self.config = config
         self._worker: Worker[None] | None = None
         self.result: SweepResult | ABResult | None = None
 
@@ -122,9 +133,7 @@ class BenchScreen(Screen[None]):
             raise UserError(f"budget: {text!r} is not a number of milliseconds") from None
         if not 0 < ms < 1e7:
             raise UserError("budget: the milliseconds to measure each variant must be > 0")
-        return Budget(
-            ms=ms, warmup_ms=BENCH_WARMUP_MS, flush=self.query_one("#bench-flush", Checkbox).value
-        )
+        return ui_budget(self.config, ms, self.query_one("#bench-flush", Checkbox).value)
 
     @on(Button.Pressed, "#bench-run-sweep")
     def start_sweep(self) -> None:
@@ -158,6 +167,7 @@ class BenchScreen(Screen[None]):
         except WorkbenchError as exc:
             self._say(str(exc).split("\n", 1)[0], "red")
             return
+        warm = fmt_ms(budget.warmup_ms)
 
         def job(progress: Callable[[str, float | None], None], cancelled: Callable[[], bool]):
             return ab(
@@ -168,6 +178,7 @@ class BenchScreen(Screen[None]):
                 self.session.roofline(),
                 lambda done, total: progress(f"timing A B A B … {done}/{total}", done / total),
                 cancelled,
+                lambda _part: progress(f"warming up the adapter for {warm}", None),
             )
 
         self._start(job)
@@ -238,7 +249,9 @@ class BenchScreen(Screen[None]):
                 )
             best = res.best
             lines = (
-                [f"best: {best.label} ★  ({best.timing.detail})"] if best and best.timing else []
+                [f"best: {best.label} ★  ({method_on(best.timing.detail, self.session.on_cpu)})"]
+                if best and best.timing
+                else []
             )
             lines += [f"note: {n}" for n in (best.notes if best else [])]
             self.query_one("#bench-text", Static).update("\n".join(lines))

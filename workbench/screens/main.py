@@ -47,13 +47,14 @@ from workbench.messages import (
     RunFinished,
     StatusChecked,
 )
-from workbench.screens.bench import BenchScreen
+from workbench.screens.bench import BenchScreen, ui_budget
 from workbench.screens.confirm import ConfirmScreen
 from workbench.screens.jump import JumpScreen
 from workbench.screens.runs import RunsScreen
 from workbench.screens.save_path import SavePathScreen
-from workbench.session import Budget, Case, Run, Session, StatusKind
+from workbench.session import Case, Run, Session, StatusKind
 from workbench.specs.base import KernelSpec
+from workbench.units import fmt_ms
 from workbench.viewmodel.advice import ui_message
 from workbench.viewmodel.baseline import RunEntry, RunHistory, baseline_diff
 from workbench.viewmodel.cases import build_case, limit_problem, plan_case
@@ -97,10 +98,6 @@ from workbench.workgroups.probes import (
 if TYPE_CHECKING:
     from workbench.app import WorkbenchApp
 
-# Shorter than `workbench bench`'s default second: with a second here, a UI test that follows a
-# bench in the same process hangs (not yet understood), so on a GPU left idle the Timing tab's
-# bench can read idle clocks; `workbench bench` is the one to trust for absolute times.
-BENCH_WARMUP_MS = 25.0
 # Below this many columns the kernel list starts hidden (ctrl+b shows it): the kernel view needs
 # the width more than the list does once a kernel is open.
 NARROW_BELOW = 100
@@ -579,7 +576,7 @@ class MainScreen(Screen):
             except WorkbenchError as exc:
                 self.notify("fix the form first: " + ui_message(exc), severity="error")
                 return
-        self.app.push_screen(BenchScreen(session, self.wb.gpu_lock, case))
+        self.app.push_screen(BenchScreen(session, self.wb.gpu_lock, case, self.wb.config))
 
     def action_gradcheck(self) -> None:
         self.start("grad")
@@ -666,7 +663,15 @@ class MainScreen(Screen):
         job: int,
         probe: tuple[str, str] = ("", ""),
     ) -> None:
-        """`probe`: what the Probes tab asks to record (an invocation, a capacity) as typed."""
+        """`probe`: what the Probes tab asks to record (an invocation, a capacity) as typed.
+
+        Stops at the next submission when cancelled (escape) or when the app exits: the worker's
+        thread cannot be killed, and a timing left running would hold the GPU lock.
+        """
+        worker = get_current_worker()
+
+        def stop() -> bool:
+            return cancel.is_set() or worker.is_cancelled
 
         def progress(message: str, fraction: float) -> None:
             if not cancel.is_set():  # the screen has said "cancelled" already
@@ -687,24 +692,24 @@ class MainScreen(Screen):
                 refusal = limit_problem(session, case)
                 self.post_message(CasePlanned(key_, form.key, case, (refusal,) if refusal else ()))
             with self.wb.gpu_lock:
-                if cancel.is_set():  # cancelled while waiting for the GPU: do not start
+                if stop():  # cancelled while waiting for the GPU: do not start
                     outcome = RunCancelled(key_, kind, job)
                 elif kind == "grad":
                     from workbench.checks import check_case
 
                     report = check_case(
-                        session, case, what=("grad",), progress=progress, cancelled=cancel.is_set
+                        session, case, what=("grad",), progress=progress, cancelled=stop
                     )
                     outcome = CheckFinished(key_, kind, report, job)
                 elif kind == "footprint":
-                    fp = footprint(session, case, say=progress, cancelled=cancel.is_set)
+                    fp = footprint(session, case, say=progress, cancelled=stop)
                     outcome = FootprintFinished(key_, kind, fp, job)
                 elif kind == "probe":
                     outcome = ProbesFinished(key_, kind, _probe(session, case, *probe), job)
                 else:
-                    run = session.run(case, progress=progress, cancelled=cancel.is_set)
-                    if kind == "bench" and not cancel.is_set():
-                        run = self._bench(session, run, progress, cancel)
+                    run = session.run(case, progress=progress, cancelled=stop)
+                    if kind == "bench" and not stop():
+                        run = self._bench(session, run, progress, stop)
                     outcome = RunFinished(key_, kind, run, job)
         except CompileError as exc:
             outcome = RunFailed(key_, kind, str(exc), compile=True, job=job)
@@ -713,24 +718,27 @@ class MainScreen(Screen):
         except Exception as exc:  # never let a bug in a spec or check kill the UI: show it
             error = f"internal error: {type(exc).__name__}: {exc}"
             outcome = RunFailed(key_, kind, error, job=job)
-        self.post_message(RunCancelled(key_, kind, job) if cancel.is_set() else outcome)
+        self.post_message(RunCancelled(key_, kind, job) if stop() else outcome)
 
     def _bench(
         self,
         session: Session,
         run: Run,
         progress: Callable[[str, float], None],
-        cancel: threading.Event,
+        stop: Callable[[], bool],
     ) -> Run:
         """Time a checked run within the bench budget, after measuring the roofline (once)."""
         if session.measured_roofline() is None:
             progress("measuring the adapter's roofline (once per adapter)", 0.2)
             session.roofline()
+        budget = ui_budget(self.wb.config, self.wb.config["bench_ms"])
+        warm = fmt_ms(budget.warmup_ms)
         timing = session.time_cases(
             [run.case],
-            Budget(ms=self.wb.config["bench_ms"], warmup_ms=BENCH_WARMUP_MS),
+            budget,
             lambda done, total: progress(f"timing {done}/{total}", 0.3 + 0.7 * done / total),
-            cancel.is_set,
+            stop,
+            lambda part: progress(f"warming up the adapter for {warm}", 0.2 + 0.1 * part),
         )[0]
         return replace(run, timing=timing)
 

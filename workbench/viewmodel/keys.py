@@ -10,6 +10,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from workbench.session import DEFAULT_WARMUP_MS
+
 TABS = ("outputs", "diff", "gradients", "timing", "source", "bindings", "footprint", "probes")
 
 # How Textual names keys that are shown as something else.
@@ -76,7 +78,8 @@ KEYS: tuple[Key, ...] = (
         "b",
         "bench",
         "Bench",
-        "bench: timed dispatches for 100 ms (`bench_ms` in the configuration) after 25 ms of warm-up, on the adapter's roofline",
+        "bench: timed dispatches for 100 ms (`bench_ms` in the configuration) after "
+        f"{DEFAULT_WARMUP_MS / 1e3:g} s of warm-up (`warmup_ms`; escape cancels), on the adapter's roofline",
         "Bench kernel",
     ),
     Key(

@@ -12,8 +12,9 @@ from textual.widgets import Static
 
 from workbench.bench.figures import Figures
 from workbench.bench.plot import Point
-from workbench.bench.report import CPU_TIMES
-from workbench.units import fmt_bytes, fmt_count
+from workbench.bench.report import CPU_TIMES, method_on
+from workbench.session import DEFAULT_WARMUP_MS
+from workbench.units import fmt_bytes, fmt_count, fmt_ms
 from workbench.viewmodel.kernel_state import View
 from workbench.viewmodel.keys import key
 from workbench.widgets.plots import line_plot
@@ -60,8 +61,9 @@ class TimingPane(Vertical):
         t = run.timing if run else None
         if run is None or t is None or not t.reps:
             fig.append(
-                f"not timed yet: press {key('bench')} to bench (100 ms of timed dispatches after "
-                f"25 ms of warm-up), or {key('bench_variants')} to sweep or A/B variants"
+                f"not timed yet: press {key('bench')} to bench (timed dispatches for `bench_ms`, "
+                f"100 ms by default, after a warm-up of `warmup_ms`, {fmt_ms(DEFAULT_WARMUP_MS)} "
+                f"by default), or {key('bench_variants')} to sweep or A/B variants"
             )
             if run is not None:
                 fig.append(
@@ -85,7 +87,7 @@ class TimingPane(Vertical):
             f"   p10 {view.ms(t.p10_ms)}   p90 {view.ms(t.p90_ms)}   min {view.ms(t.min_ms)}"
         )
         fig.append(f"   mean {view.ms(t.mean_ms)} ± {view.ms(t.std_ms)}\n")
-        fig.append(f"{reps}; {t.detail}\n")
+        fig.append(f"{reps}; {method_on(t.detail, view.cpu)}\n")
         if view.cpu:
             fig.append(CPU_TIMES + "\n", style="bold yellow")
         roof = view.roofline
