@@ -16,7 +16,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
-from typing import Any
+from typing import Any, overload
 
 import numpy as np
 
@@ -480,9 +480,22 @@ class Session:
     def has_timestamps(self) -> bool:
         return self.gpu.has_timestamps
 
-    def roofline(self, budget: Budget | None = None) -> Roofline:
-        """This adapter's measured roofline (measured once per process)."""
-        return roofline(self.gpu, budget)
+    @overload
+    def roofline(self, budget: Budget | None = None) -> Roofline: ...
+
+    @overload
+    def roofline(
+        self, budget: Budget | None = None, *, cancelled: Callable[[], bool]
+    ) -> Roofline | None: ...
+
+    def roofline(
+        self, budget: Budget | None = None, *, cancelled: Callable[[], bool] | None = None
+    ) -> Roofline | None:
+        """This adapter's measured roofline (measured once per process); None when `cancelled`
+        stopped the measurement, which is then not kept."""
+        if cancelled is None:
+            return roofline(self.gpu, budget)
+        return roofline(self.gpu, budget, cancelled=cancelled)
 
     def measured_roofline(self) -> Roofline | None:
         """The roofline if it was already measured in this process (no GPU work)."""

@@ -9,6 +9,8 @@ import json
 import pytest
 
 from tests.engine.conftest import run_cli
+from workbench.gpu import roofline as roofline_module
+from workbench.gpu.roofline import cached, roofline
 from workbench.session import DEFAULT_WARMUP_MS, Budget, Session
 
 SMALL = ["--dim", "seq=2", "--dim", "d_ff=64"]
@@ -33,6 +35,24 @@ def test_a_cancel_during_the_warm_up_stops_it_at_the_next_submission(session: Se
 def test_run_cancelled_before_its_warm_up_times_nothing(session: Session) -> None:
     run = session.run("gelu_inplace", dims={"seq": 2, "d_ff": 64}, reps=50, cancelled=lambda: True)
     assert run.timing is not None and run.timing.warmup == 0 and run.timing.reps == 0
+
+
+def test_a_cancelled_roofline_stops_and_is_not_kept(
+    session: Session, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(roofline_module, "_MEASURED", {})  # as if not measured in this process
+    asked: list[int] = []
+
+    def cancelled() -> bool:  # cancel once the first probe's warm-up has asked twice
+        asked.append(1)
+        return len(asked) > 2
+
+    # A minute's warm-up per probe: ignoring the cancel would ask thousands of times.
+    budget = Budget(ms=10, warmup_ms=60_000)
+    assert roofline(session.gpu, budget, copy_bytes=1 << 20, cancelled=cancelled) is None
+    assert cached(session.gpu) is None and len(asked) < 20
+    measured = roofline(session.gpu, Budget(ms=10, warmup_ms=0), copy_bytes=1 << 20)
+    assert cached(session.gpu) is measured
 
 
 def _run_json(*args: str) -> dict:

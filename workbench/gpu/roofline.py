@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, overload
 
 import numpy as np
 
@@ -193,16 +194,40 @@ class Roofline:
 _MEASURED: dict[int, Roofline] = {}
 
 
+@overload
 def roofline(
     ctx: GpuContext, budget: Budget | None = None, copy_bytes: int | None = None
-) -> Roofline:
+) -> Roofline: ...
+
+
+@overload
+def roofline(
+    ctx: GpuContext,
+    budget: Budget | None = None,
+    copy_bytes: int | None = None,
+    *,
+    cancelled: Callable[[], bool],
+) -> Roofline | None: ...
+
+
+def roofline(
+    ctx: GpuContext,
+    budget: Budget | None = None,
+    copy_bytes: int | None = None,
+    *,
+    cancelled: Callable[[], bool] | None = None,
+) -> Roofline | None:
     """The adapter's roofline, measured on first use and then cached.
 
     `budget` is per probe; `copy_bytes` (each of source and destination) defaults to the flush
-    size, which is larger than the last-level cache.
+    size, which is larger than the last-level cache. Cancelled while measuring (its probes stop at
+    their next submission), it is None and nothing is cached.
     """
     if ctx.adapter.index not in _MEASURED:
-        _MEASURED[ctx.adapter.index] = measure(ctx, budget or Budget(ms=100.0), copy_bytes)
+        roof = measure(ctx, budget or Budget(ms=100.0), copy_bytes, cancelled)
+        if cancelled is not None and cancelled():
+            return None
+        _MEASURED[ctx.adapter.index] = roof
     return _MEASURED[ctx.adapter.index]
 
 
@@ -211,7 +236,12 @@ def cached(ctx: GpuContext) -> Roofline | None:
     return _MEASURED.get(ctx.adapter.index)
 
 
-def measure(ctx: GpuContext, budget: Budget, copy_bytes: int | None = None) -> Roofline:
+def measure(
+    ctx: GpuContext,
+    budget: Budget,
+    copy_bytes: int | None = None,
+    cancelled: Callable[[], bool] | None = None,
+) -> Roofline:
     t0 = time.perf_counter()
     lim = ctx.adapter.limits
     cap = min(
@@ -225,10 +255,11 @@ def measure(ctx: GpuContext, budget: Budget, copy_bytes: int | None = None) -> R
     # clocks, once raised, stay up for the others.
     rest = replace(budget, warmup_ms=min(budget.warmup_ms, _NEXT_PROBE_WARMUP_MS))
     copies = tuple(
-        _copy_probe(ctx, name, nbytes, data, budget if i == 0 else rest)
+        _copy_probe(ctx, name, nbytes, data, budget if i == 0 else rest, cancelled)
         for i, name in enumerate(COPIES)
     )
-    return Roofline(ctx.adapter.label, copies, _fma_probe(ctx, rest), time.perf_counter() - t0)
+    fma = _fma_probe(ctx, rest, cancelled)
+    return Roofline(ctx.adapter.label, copies, fma, time.perf_counter() - t0)
 
 
 def _compile(ctx: GpuContext, text: str, entry: str) -> tuple[Any, tuple[Binding, ...]]:
@@ -236,7 +267,14 @@ def _compile(ctx: GpuContext, text: str, entry: str) -> tuple[Any, tuple[Binding
     return ctx.compile(text, SourceMap(), entry, bindings, f"roofline:{entry}"), bindings
 
 
-def _copy_probe(ctx: GpuContext, name: str, nbytes: int, data: memoryview, budget: Budget) -> Probe:
+def _copy_probe(
+    ctx: GpuContext,
+    name: str,
+    nbytes: int,
+    data: memoryview,
+    budget: Budget,
+    cancelled: Callable[[], bool] | None,
+) -> Probe:
     text, elem, per_thread = COPIES[name]
     program, (src, dst) = _compile(ctx, text, name)
     plans = [BufferPlan(src, nbytes, data), BufferPlan(dst, nbytes)]
@@ -244,7 +282,7 @@ def _copy_probe(ctx: GpuContext, name: str, nbytes: int, data: memoryview, budge
     grid = ctx.check_limits(plans, (_WG, 1, 1), (math.ceil(threads / _WG), 1, 1), name)
     bound = ctx.bind(program, plans, grid)
     try:
-        timing = ctx.time([bound], budget)[0]
+        timing = ctx.time([bound], budget, cancelled=cancelled)[0]
     finally:
         bound.release()
     mib = nbytes / (1 << 20)
@@ -252,7 +290,7 @@ def _copy_probe(ctx: GpuContext, name: str, nbytes: int, data: memoryview, budge
     return Probe(name, size, 2.0 * nbytes, timing)
 
 
-def _fma_probe(ctx: GpuContext, budget: Budget) -> Probe:
+def _fma_probe(ctx: GpuContext, budget: Budget, cancelled: Callable[[], bool] | None) -> Probe:
     program, (out, params) = _compile(ctx, _FMA, "fma_chain")
     uniform = np.array([0.999, 0.001], np.float32).tobytes()
     uniform += np.array([FMA_STEPS, 0], np.uint32).tobytes()
@@ -265,7 +303,7 @@ def _fma_probe(ctx: GpuContext, budget: Budget) -> Probe:
         try:
             trial = time_reps(ctx, [bound.encode], 3, _FMA_TRIAL_WARMUP_MS)[0].median_ms
             if trial >= _FMA_MIN_PASS_MS or workgroups >= _FMA_MAX_WORKGROUPS:
-                timing = ctx.time([bound], budget)[0]
+                timing = ctx.time([bound], budget, cancelled=cancelled)[0]
                 break
         finally:
             bound.release()

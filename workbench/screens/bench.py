@@ -151,8 +151,8 @@ class BenchScreen(Screen[None]):
 
         self._start(
             lambda progress, cancelled: sweep(
-                self.session, make, name, values, budget, self.session.roofline(), progress,
-                cancelled,
+                self.session, make, name, values, budget,
+                self.session.roofline(cancelled=cancelled), progress, cancelled,
             )
         )  # fmt: skip
 
@@ -175,7 +175,7 @@ class BenchScreen(Screen[None]):
                 ("A (this kernel)", a),
                 (f"B ({vs})", b),
                 budget,
-                self.session.roofline(),
+                self.session.roofline(cancelled=cancelled),
                 lambda done, total: progress(f"timing A B A B … {done}/{total}", done / total),
                 cancelled,
                 lambda _part: progress(f"warming up the adapter for {warm}", None),

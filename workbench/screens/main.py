@@ -730,7 +730,8 @@ class MainScreen(Screen):
         """Time a checked run within the bench budget, after measuring the roofline (once)."""
         if session.measured_roofline() is None:
             progress("measuring the adapter's roofline (once per adapter)", 0.2)
-            session.roofline()
+            if session.roofline(cancelled=stop) is None:
+                return run  # cancelled: the caller says so
         budget = ui_budget(self.wb.config, self.wb.config["bench_ms"])
         warm = fmt_ms(budget.warmup_ms)
         timing = session.time_cases(
