@@ -86,7 +86,7 @@ async def settle(pilot: Pilot, limit: float = 120.0) -> None:
         for node in (app, app.main, app.screen):
             await _handled(node)
         await pilot.pause()  # and whatever those handlers scheduled after a refresh
-        quiet = not _in_flight(app)
+        quiet = not _in_flight(app) and not app.keys_pending
     await pilot.pause(0.05)
 
 

@@ -2,7 +2,7 @@
 has the focus (the footer's keys act), its region lit; `d` jumps to the dims, and the digits typed
 right after it go into the field, not to the tab keys; the filter's enter opens its match.
 
-Keys are sent at full speed through the driver (`type_fast`), as a user types.
+Keys are posted at full speed (`type_fast`), as the terminal driver posts what a user types.
 """
 
 from __future__ import annotations

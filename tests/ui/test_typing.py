@@ -1,12 +1,15 @@
 """Typed keys are never lost or moved: keys sent at full speed, in one burst, across fields that go
 from invalid to valid (which starts planning in a worker) and across focus moves (tab, escape).
 
-The keys go through the terminal driver back to back, faster than `pilot.press` (which waits for
-the app to go idle after each key), as they arrive when a user types while the UI is busy.
+The keys are posted to the app back to back, as the terminal driver posts them, faster than
+`pilot.press` (which waits for the app to go idle after each key), as they arrive when a user types
+while the UI is busy.
 """
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 from textual import events
@@ -23,15 +26,23 @@ EMBED = "01_embedding.wgsl:embed_lookup"
 NAMES = {":": "colon", " ": "space"}
 
 
-async def type_fast(pilot: Pilot, *keys: str) -> None:
-    """Send every key to the driver at once (a character, or a key name such as `tab`), then
-    wait until the app has handled them all and settled."""
+async def type_fast(
+    pilot: Pilot, *keys: str, hold: Callable[[], Awaitable[None]] | None = None
+) -> None:
+    """Post every key to the app at once (a character, or a key name such as `tab`), as the
+    terminal driver posts what it reads, then wait until the app has handled them all and settled.
+
+    Posted here rather than through `driver.send_message`, which hops through the event loop
+    once per key: a settle started before the keys are on the app's queue could return before
+    they are handled (seen under load: the second burst of keys checked before it was typed)."""
     app = pilot.app
     for k in keys:
         char = k if len(k) == 1 else None
         event = events.Key(NAMES.get(k, k), char)
         event.set_sender(app)
-        app._driver.send_message(event)
+        app.post_message(event)
+    if hold is not None:  # run on the app's queue right behind the keys
+        app.call_later(hold)
     await settle(pilot)
 
 
@@ -115,19 +126,14 @@ async def test_keys_after_d_wait_for_its_focus_move_while_the_app_is_busy() -> N
 
         async def busy() -> None:
             # The app's queue is held until `d` has travelled up from the kernel list and waits
-            # there: its binding then moves the focus on the app's queue (a deferred move), and
-            # the digits typed after it must wait for that move.
+            # there, and a while longer (a slow handler, as under load): everything else the
+            # loop has to do runs meanwhile. Then `d`'s binding moves the focus on the app's
+            # queue (a deferred move), and the digits typed after it must wait for that move.
             for node in _path(tree):
                 await _handled(node)
+            await asyncio.sleep(0.2)
 
-        # Posted as the driver posts them, but at once (the driver hops through the loop), so
-        # that the app is held right behind them.
-        for k in ("d", "1", "2", "8"):
-            event = events.Key(k, k)
-            event.set_sender(app)
-            app.post_message(event)
-        app.call_later(busy)
-        await settle(pilot)
+        await type_fast(pilot, "d", *"128", hold=busy)
         assert app.focused is app.main.query_one("#dim-seq")
         assert _values(app)["dim-seq"] == "128"
         assert app.main.query_one(TabbedContent).active == "tab-outputs"  # no tab key fired
