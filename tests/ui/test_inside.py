@@ -5,6 +5,7 @@ tabs at 120x36."""
 from __future__ import annotations
 
 import textwrap
+import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
@@ -153,6 +154,13 @@ def _at(
         for selector, value in (fields or {}).items():
             pilot.app.screen.query_one(selector).value = value  # type: ignore[attr-defined]
         await press_settled(pilot, *keys)
+        # A table measures the rows added to it when it next goes idle: the picture waits for
+        # that, or it catches a column at its header's width (`local` 7 wide, not 8).
+        t0 = time.perf_counter()
+        for table in pilot.app.screen.query(DataTable):
+            while table._require_update_dimensions:
+                assert time.perf_counter() - t0 < 60, "the table never measured its rows"
+                await pilot.pause()
 
     return before
 
