@@ -276,9 +276,30 @@ def test_2_list_and_check_all_go_on_past_files_that_cannot_be_read(tmp_path):
 # -- 3: Ctrl-C and the watchdog -------------------------------------------------------------------
 
 
+# Starts the command as a terminal's shell would, with Ctrl-C delivered: a disposition of SIG_IGN
+# and a blocked mask are inherited across exec, and the test process may carry either from a
+# library it loaded. (A launcher, not preexec_fn, which is unsafe in a process with threads.)
+AS_FROM_A_SHELL = (
+    "import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); "
+    "signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT}); "
+    "os.execv(sys.executable, [sys.executable, '-m', 'workbench', *sys.argv[1:]])"
+)
+
+
+def _signal_state(pid: int) -> str:
+    """The SigBlk/SigIgn/SigCgt masks of process `pid`, for a failure message."""
+    try:
+        lines = Path(f"/proc/{pid}/status").read_text().splitlines()
+    except OSError:
+        return "unknown"
+    return " ".join(
+        ln.replace("\t", "") for ln in lines if ln.startswith(("SigBlk", "SigIgn", "SigCgt"))
+    )
+
+
 def start(*args: str) -> subprocess.Popen[str]:
     return subprocess.Popen(
-        [sys.executable, "-m", "workbench", *args],
+        [sys.executable, "-c", AS_FROM_A_SHELL, *args],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         stdin=subprocess.DEVNULL,
@@ -306,13 +327,14 @@ def interrupt_once_dispatching(proc: subprocess.Popen[str]) -> tuple[str, str]:
         time.sleep(0.2)
     time.sleep(3)  # compile and submit; the dispatch itself takes minutes
     assert proc.poll() is None, "the long dispatch ended by itself"
+    state = _signal_state(proc.pid)
     proc.send_signal(signal.SIGINT)
     try:
         return proc.communicate(timeout=30)
     except subprocess.TimeoutExpired:
         proc.kill()
         proc.communicate()
-        pytest.fail("still running 30 s after Ctrl-C")
+        pytest.fail(f"still running 30 s after Ctrl-C (its signal masks then: {state})")
 
 
 @needs_cpu_adapter
