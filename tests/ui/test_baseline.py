@@ -131,6 +131,8 @@ def test_a_diff_asked_for_without_waiting_is_pending_until_remembered(run: Run) 
     # The cheap parts are there at once.
     assert pending.number == again.number
     assert pending.timing == timing_diff(again.run.timing, run.timing)
+    assert history.diff(KEY, again.run, wait=False) is pending  # asked again: not recomputed
+    assert not history.diff(KEY, again.run).pending  # waiting compares, pending or not
     done = baseline_diff(pending.pinned, pending.number, again.run)
     assert not done.pending and [d.changed for d in done.outputs] == [0, 1]
     history.remember(KEY, again.run, done)

@@ -270,12 +270,19 @@ class RunHistory:
         pinned = self._pinned.get(key)
         if pinned is None or run is None:
             return None
-        if self._last is not None and self._last[0] is pinned and self._last[1] is run:
-            return self._last[2]
+        last = self._last
+        if (
+            last is not None
+            and last[0] is pinned
+            and last[1] is run
+            and not (wait and last[2].pending)
+        ):
+            return last[2]
         entry = self.entry(key, run)
         found = baseline_diff(pinned, entry.number if entry is not None else None, run, wait)
-        if not found.pending:
-            self._last = (pinned, run, found)
+        # A pending diff is kept too: the screen refreshes often while the worker compares, and
+        # its timing figures (a bootstrap) need not be drawn again each time.
+        self._last = (pinned, run, found)
         return found
 
     def remember(self, key: str, run: Run, diff: BaselineDiff) -> None:
