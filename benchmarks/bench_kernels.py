@@ -19,7 +19,10 @@ call's ramp-up and tail overlap its neighbours'. In-place kernels start each of 
 their inputs (Session.time_back_to_back), and outputs are checked on the first dispatch, before
 any timing.
 Ratios are peer time / our time (above 1: ours is faster); "% of copy" is copy time / our time.
-Each row carries its targets from issue 13; a miss prints by how much. Elementwise sizes are far
+Each row carries its targets from issue 13; a miss prints by how much. Rows marked "variant"
+time the changed-ABI kernels of benchmarks/abi_variants/ (a corpus described in its own
+workbench.toml, checked against the shipped float64 references) beside the seed-ABI kernel they
+vary, over the same bytes and with the same peers: what a wider element type buys. Elementwise sizes are far
 over the H100's 50 MB L2 cache. Without torch and CUDA only our times (and a WGSL copy) are shown.
 
     python benchmarks/bench_kernels.py [--reps 50] [--only LABEL ...] [--check]
@@ -48,7 +51,7 @@ import numpy as np
 
 from workbench.errors import LimitError
 from workbench.session import DEFAULT_WARMUP_MS, Case, Run, Session
-from workbench.wgsl.corpus import Corpus, Kernel, Piece
+from workbench.wgsl.corpus import Corpus, Kernel, Piece, load_corpus
 
 SECTION = "## Kernels on the H100"
 BEGIN = "<!-- bench_kernels.py: generated, do not edit by hand -->"
@@ -87,10 +90,21 @@ class Row:
     min_eager: float | None = None
     min_compile: float | None = None
     compiled: bool = False  # also time torch.compile of the peer
+    # A changed-ABI variant: its kernels come from benchmarks/abi_variants/, and its bytes and
+    # flops are those of this seed kernel's cost model at the same dims.
+    seed: str | None = None
 
 
 def _elementwise(label: str, kernel: str, dims: dict[str, int]) -> Row:
     return Row(label, (kernel,), dims, kernel, min_copy=0.9, min_compile=1.0, compiled=True)
+
+
+VARIANTS = Path(__file__).resolve().parent / "abi_variants"
+
+
+def _variant(seed: str, dims: dict[str, int]) -> Row:
+    """The row of the vec4-ABI variant of `seed` (no targets: it is evidence, not shipped)."""
+    return Row(f"{seed}, vec4 ABI variant", (f"{seed}_vec4",), dims, seed, compiled=True, seed=seed)
 
 
 ROWS = [
@@ -98,12 +112,14 @@ ROWS = [
     _elementwise("swiglu_combine", "swiglu_combine", FFN),
     _elementwise("ffn_gelu_backward", "ffn_gelu_backward", FFN),
     _elementwise("ffn_swiglu_backward", "ffn_swiglu_backward", FFN),
+    *(_variant(k, FFN) for k in ("swiglu_combine", "ffn_gelu_backward", "ffn_swiglu_backward")),
     _elementwise("embed_lookup", "embed_lookup", EMBED),
     _elementwise("embed_lookup_w16", "embed_lookup_w16", EMBED),
     _elementwise("rope_q", "rope_q", ROPE),
     _elementwise("rope_k", "rope_k", ROPE),
     _elementwise("rope_q_backward", "rope_q_backward", ROPE),
     _elementwise("rope_k_backward", "rope_k_backward", ROPE),
+    *(_variant(k, ROPE) for k in ("rope_k", "rope_k_backward")),
     *(
         _elementwise(f"{k}, seq 65536", k, ROPE_LONG)
         for k in ("rope_q", "rope_k", "rope_q_backward", "rope_k_backward")
@@ -405,18 +421,33 @@ class Result:
         }
 
 
-def measure(session: Session, row: Row, torch: Any, peers: dict, reps: int, check: bool) -> Result:
-    """Time one row: ours (summed over its kernels), its torch peers and the copy roofline."""
+def measure(
+    session: Session,
+    row: Row,
+    torch: Any,
+    peers: dict,
+    reps: int,
+    check: bool,
+    variants: Session | None = None,
+) -> Result:
+    """Time one row: ours (summed over its kernels), its torch peers and the copy roofline.
+    `variants` is the session of benchmarks/abi_variants/ for a variant row."""
     ours, nbytes, flops, checked, first, parts, methods = 0.0, 0, 0, [], None, {}, {}
+    own = session
+    if row.seed is not None:
+        if variants is None:
+            raise ValueError(f"{row.label}: a variant row needs the abi_variants session")
+        own = variants
     for name in row.kernels:
-        case = session.case(name, dims=row.dims)
+        case = own.case(name, dims=row.dims)
         first = first or case
-        ms, methods[name], run = time_ours(session, case, reps, check)
+        ms, methods[name], run = time_ours(own, case, reps, check)
         ours += ms
         parts[name] = ms
-        if case.cost:
-            nbytes += case.cost.bytes
-            flops += case.cost.flops
+        cost = session.case(row.seed, dims=row.dims).cost if row.seed else case.cost
+        if cost:
+            nbytes += cost.bytes
+            flops += cost.flops
         if check:
             bad = [n for n, c in run.compare.items() if not c.ok]
             checked.append(f"{name}: {'FAILED ' + ', '.join(bad) if bad else 'ok'}")
@@ -583,6 +614,7 @@ def main() -> int:
     except ImportError:
         torch = None
     session = Session.open(adapter=args.adapter)
+    variants = Session(load_corpus(VARIANTS), session.gpu)
     adapter = session.adapter
     header = {
         "date": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC"),
@@ -604,17 +636,17 @@ def main() -> int:
         r for r in ROWS if not args.only or r.label in args.only or set(r.kernels) & set(args.only)
     ]
     hdr = (
-        f"{'kernel':<30} {'ours ms':>9} {'GB/s':>7} {'%copy':>6} {'%wgsl':>6} {'eager':>7} "
+        f"{'kernel':<34} {'ours ms':>9} {'GB/s':>7} {'%copy':>6} {'%wgsl':>6} {'eager':>7} "
         f"{'compile':>7}"
     )
     print(hdr)
     results = []
     for row in rows:
-        res = measure(session, row, torch, peers, args.reps, args.check)
+        res = measure(session, row, torch, peers, args.reps, args.check, variants)
         results.append(res)
         gbs = res.nbytes / res.ours_ms / 1e6
         print(
-            f"{row.label:<30} {res.ours_ms:>9.4f} {gbs:>7.0f} {res.copy_frac:>6.0%} "
+            f"{row.label:<34} {res.ours_ms:>9.4f} {gbs:>7.0f} {res.copy_frac:>6.0%} "
             f"{_fmt(res.wgsl_copy_frac, '>6.0%')} "
             f"{_ratio(res.vs_eager):>7} {_ratio(res.vs_compile):>7}"
             + (f"  [{res.checked}]" if args.check else "")
