@@ -1,0 +1,88 @@
+"""The changed-ABI variants that benchmarks/bench_kernels.py times beside the seed kernels
+(benchmarks/abi_variants/, a described corpus): each passes `check` against the shipped float64
+references at sizes that leave a partial workgroup, a planted bug fails, and a size the vec4 ABI
+cannot hold is refused with the reason."""
+
+from __future__ import annotations
+
+import dataclasses
+import shutil
+from pathlib import Path
+
+import pytest
+
+from benchmarks.bench_kernels import ROWS, measure
+from workbench.session import Session
+from workbench.wgsl.corpus import load_corpus
+
+VARIANTS = Path(__file__).resolve().parents[2] / "benchmarks" / "abi_variants"
+SMALL = {"swiglu_combine": {"seq": 3, "d_ff": 20}, "rope_k": {"seq": 5}}
+
+# Odd sizes: 7 x 12 floats are 21 vec4s (one partial workgroup); RoPE at 7 tokens of 3 heads of
+# 8 and a position offset, so angles are not all zero.
+ODD = {
+    "swiglu_combine_vec4": ("seq=7", "d_ff=12"),
+    "ffn_gelu_backward_vec4": ("seq=7", "d_ff=12"),
+    "ffn_swiglu_backward_vec4": ("seq=7", "d_ff=12"),
+    "rope_k_vec4": ("seq=7", "n_kv_heads=3", "head_dim=8", "pos_offset=5"),
+    "rope_k_backward_vec4": ("seq=7", "n_kv_heads=3", "head_dim=8", "pos_offset=5"),
+}
+
+
+@pytest.mark.parametrize("kernel", sorted(ODD))
+def test_variant_passes_check_at_odd_sizes(kernel: str, cli) -> None:
+    dims = [arg for d in ODD[kernel] for arg in ("--dim", d)]
+    res = cli("check", kernel, "--corpus", str(VARIANTS), *dims, "--json")
+    assert res.rc == 0, res.out + res.err
+    report = res.json()
+    assert report["verdict"] == "pass"
+    compares = [r for r in report["results"] if r["kind"] == "compare"]
+    assert compares and all(r["ok"] and not r["skipped"] for r in compares)
+
+
+@pytest.mark.parametrize(
+    ("file", "kernel", "old", "new"),
+    [
+        (
+            "rope_vec4.wgsl",
+            "rope_k_vec4",
+            "let ra = a * t.c - b * t.sn;",
+            "let ra = a * t.c + b * t.sn;",
+        ),
+        (
+            "ffn_vec4.wgsl",
+            "swiglu_combine_vec4",
+            "s == vec4<f32>(0.0)) * up[i];",
+            "s == vec4<f32>(0.0)) * up[i ^ 1u];",
+        ),
+    ],
+)
+def test_planted_bug_fails(tmp_path: Path, cli, file: str, kernel: str, old: str, new: str) -> None:
+    root = tmp_path / "variants"
+    shutil.copytree(VARIANTS, root)
+    text = (root / file).read_text()
+    assert old in text
+    (root / file).write_text(text.replace(old, new))
+    res = cli("check", kernel, "--corpus", str(root), "--what", "compare", "--dim", "seq=7")
+    assert res.rc == 1 and "verdict: FAIL" in res.out
+
+
+def test_a_size_the_vec4_abi_cannot_hold_is_refused(cli) -> None:
+    res = cli("run", "swiglu_combine_vec4", "--corpus", str(VARIANTS), "--dim", "d_ff=10")
+    assert res.rc == 2 and "d_ff" in res.err and "Traceback" not in res.err
+
+
+def test_the_benchmark_times_each_variant_over_its_seed_kernels_bytes() -> None:
+    session = Session.open()
+    variants = Session(load_corpus(VARIANTS), session.gpu)
+    rows = [r for r in ROWS if r.seed]
+    described = {k.name for k in variants.corpus.kernels}
+    assert {r.seed for r in rows} >= {"swiglu_combine", "rope_k"}
+    assert all(set(r.kernels) <= described for r in rows)
+    for row in (r for r in rows if r.seed in SMALL):
+        assert row.seed is not None
+        small = dataclasses.replace(row, dims=SMALL[row.seed])
+        res = measure(session, small, None, {}, reps=2, check=True, variants=variants)
+        assert res.checked == f"{row.seed}_vec4: ok"
+        seed_cost = session.case(row.seed, dims=SMALL[row.seed]).cost
+        assert seed_cost is not None and res.nbytes == seed_cost.bytes > 0
