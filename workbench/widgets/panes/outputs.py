@@ -27,6 +27,19 @@ from workbench.widgets.plots import heatmap, histogram, legend
 SLIM_BELOW = 80  # columns: below, the heatmap and histogram are left out
 
 
+def no_results_hint() -> str:
+    """What the empty pane says, one key a line, with the keys as bound now (the pane does not
+    wrap: the lines fit at 80 columns, where the kernel list starts hidden)."""
+    rows = (
+        (key("run"), "runs this kernel"),
+        ("↑/↓", "in the kernel list picks another"),
+        (key("sidebar"), "shows or hides the kernel list"),
+        (key("focus_form"), "edits the dims; enter there runs"),
+        (key("help"), "explains every key"),
+    )
+    return "no results yet:\n" + "\n".join(f"  {k:<7}{what}" for k, what in rows)
+
+
 class OutputsPane(Vertical):
     """One output (or input) at a time: a 2-D slice table, its stats, heatmap and histogram."""
 
@@ -81,13 +94,7 @@ class OutputsPane(Vertical):
             self._setting = True
             select.set_options([])
             self._setting = False
-            self.query_one(ArrayView).clear(
-                f"no results yet:\n  {key('run')}     runs this kernel\n  ↑/↓   on the left picks "
-                f"another\n  {key('focus_form')}     edits the dims; enter there runs"
-                f"\n  {key('help')}     explains every key"
-                if view.error is None
-                else view.error
-            )
+            self.query_one(ArrayView).clear(no_results_hint() if view.error is None else view.error)
             for wid in ("#out-stats", "#out-heat-title", "#out-heat", "#out-legend", "#out-hist"):
                 self.query_one(wid, Static).update("")
             return
