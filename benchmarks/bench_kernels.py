@@ -22,8 +22,8 @@ Ratios are peer time / our time (above 1: ours is faster); "% of copy" is copy t
 Each row carries its targets from issue 13; a miss prints by how much. Rows marked "variant"
 time the changed-ABI kernels of benchmarks/abi_variants/ (a corpus described in its own
 workbench.toml, checked against the shipped float64 references) beside the seed-ABI kernel they
-vary, over the same bytes and with the same peers: what a wider element type buys. Elementwise sizes are far
-over the H100's 50 MB L2 cache. Without torch and CUDA only our times (and a WGSL copy) are shown.
+vary, over the same bytes and with the same peers: what a wider element type buys. Elementwise
+sizes are far over the H100's 50 MB L2 cache. Without torch and CUDA only our times (and a WGSL copy) are shown.
 
     python benchmarks/bench_kernels.py [--reps 50] [--only LABEL ...] [--check]
         [--json OUT.json] [--write-docs docs/benchmarks.md]
@@ -528,6 +528,10 @@ def markdown(results: list[Result], header: dict[str, str]) -> str:
         "before any timing; ratios are peer time / our time (above 1: ours is faster)",
         "- WGSL copy: a vec4 copy of the row's bytes through the same engine, timed as ours; "
         "% of WGSL copy = its time / ours (the kernel against what this API reaches)",
+        '- rows marked "vec4 ABI variant": the same arithmetic with every buffer an '
+        "`array<vec4<f32>>` instead of the seed's `array<f32>` (benchmarks/abi_variants/, checked "
+        "against the same float64 references), over the seed kernel's bytes: what the wider "
+        "element type buys; they carry no targets",
         "",
         "| kernel | sizes | ours ms | GB/s | GFLOP/s | copy ms | % of copy | WGSL copy ms | "
         "% of WGSL copy | eager ms | vs eager | compile ms | vs compile | targets |",
