@@ -30,6 +30,18 @@ fn turn(v: u32, dims: vec4<u32>, rope_base: f32) -> Turn {
     return Turn(cos(r), sin(r));
 }
 
+// The vec4 `x` at index `v` (two interleaved pairs) turned by R(angle), or by its transpose
+// R(-angle) (the sine's sign flipped) when `sign` is -1.
+fn turned(x: vec4<f32>, v: u32, dims: vec4<u32>, rope_base: f32, sign: f32) -> vec4<f32> {
+    let t = turn(v, dims, rope_base);
+    let sn = sign * t.sn;
+    let a = x.xz;  // elements 2i of the two pairs
+    let b = x.yw;  // elements 2i + 1
+    let ra = a * t.c - b * sn;
+    let rb = a * sn + b * t.c;
+    return vec4<f32>(ra.x, rb.x, ra.y, rb.y);
+}
+
 // --- KERNEL: rope_k_vec4 ---
 @group(0) @binding(0) var<storage, read_write> K: array<vec4<f32>>;
 @group(0) @binding(1) var<uniform> dims: vec4<u32>;
@@ -41,13 +53,7 @@ fn rope_k_vec4(@builtin(workgroup_id) wid: vec3<u32>,
                @builtin(num_workgroups) nwg: vec3<u32>) {
     let v = (wid.y * nwg.x + wid.x) * WG + lid;
     if (v < dims.x * dims.y * dims.z / 4u) {
-        let x = K[v];
-        let t = turn(v, dims, params.x);
-        let a = x.xz;  // elements 2i of the two pairs
-        let b = x.yw;  // elements 2i + 1
-        let ra = a * t.c - b * t.sn;
-        let rb = a * t.sn + b * t.c;
-        K[v] = vec4<f32>(ra.x, rb.x, ra.y, rb.y);
+        K[v] = turned(K[v], v, dims, params.x, 1.0);
     }
 }
 
@@ -62,13 +68,6 @@ fn rope_k_backward_vec4(@builtin(workgroup_id) wid: vec3<u32>,
                         @builtin(num_workgroups) nwg: vec3<u32>) {
     let v = (wid.y * nwg.x + wid.x) * WG + lid;
     if (v < dims.x * dims.y * dims.z / 4u) {
-        let g = dK[v];
-        let t = turn(v, dims, params.x);
-        let a = g.xz;
-        let b = g.yw;
-        // The transpose of the rotation: the sine changes sign.
-        let ra = a * t.c + b * t.sn;
-        let rb = -a * t.sn + b * t.c;
-        dK[v] = vec4<f32>(ra.x, rb.x, ra.y, rb.y);
+        dK[v] = turned(dK[v], v, dims, params.x, -1.0);
     }
 }

@@ -46,8 +46,8 @@ def test_variant_passes_check_at_odd_sizes(kernel: str, cli) -> None:
         (
             "rope_vec4.wgsl",
             "rope_k_vec4",
-            "let ra = a * t.c - b * t.sn;",
-            "let ra = a * t.c + b * t.sn;",
+            "let ra = a * t.c - b * sn;",
+            "let ra = a * t.c + b * sn;",
         ),
         (
             "ffn_vec4.wgsl",
@@ -70,6 +70,13 @@ def test_planted_bug_fails(tmp_path: Path, cli, file: str, kernel: str, old: str
 def test_a_size_the_vec4_abi_cannot_hold_is_refused(cli) -> None:
     res = cli("run", "swiglu_combine_vec4", "--corpus", str(VARIANTS), "--dim", "d_ff=10")
     assert res.rc == 2 and "d_ff" in res.err and "Traceback" not in res.err
+
+
+def test_rope_positions_past_the_atol_bound_are_refused(cli) -> None:
+    # The one TOML atol holds up to seq + pos_offset = 24,576; beyond it a check would fail a
+    # right kernel, so the dims stop there.
+    res = cli("run", "rope_k_vec4", "--corpus", str(VARIANTS), "--dim", "seq=16385")
+    assert res.rc == 2 and "seq=16385 is outside [1, 16384]" in res.err
 
 
 def test_the_benchmark_times_each_variant_over_its_seed_kernels_bytes() -> None:
