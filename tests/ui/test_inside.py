@@ -147,16 +147,28 @@ async def test_the_workgroup_key_steps_forward_and_back_and_ends_as_one_dispatch
 
 
 def _at(
-    key: str, *keys: str, fields: dict[str, str] | None = None, **dims: str
+    key: str,
+    *keys: str,
+    fields: dict[str, str] | None = None,
+    filled: str | None = None,
+    **dims: str,
 ) -> Callable[[Pilot], Awaitable[None]]:
+    """Open `key` with `dims`, set `fields`, press `keys`; `filled` names a DataTable that must
+    hold rows before the picture (the pane fills it from the view after the worker is done)."""
+
     async def before(pilot: Pilot) -> None:
         await open_at(pilot, key, **dims)
         for selector, value in (fields or {}).items():
             pilot.app.screen.query_one(selector).value = value  # type: ignore[attr-defined]
         await press_settled(pilot, *keys)
+        t0 = time.perf_counter()
+        if filled is not None:
+            rows = pilot.app.screen.query_one(filled, DataTable)
+            while rows.row_count == 0:
+                assert time.perf_counter() - t0 < 60, f"{filled} was never filled"
+                await pilot.pause()
         # A table measures the rows added to it when it next goes idle: the picture waits for
         # that, or it catches a column at its header's width (`local` 7 wide, not 8).
-        t0 = time.perf_counter()
         for table in pilot.app.screen.query(DataTable):
             while table._require_update_dimensions:
                 assert time.perf_counter() - t0 < 60, "the table never measured its rows"
@@ -173,5 +185,5 @@ def test_footprint_tab(snap_compare, inside_corpus) -> None:
 def test_probes_tab(snap_compare, inside_corpus) -> None:
     # One workgroup's records: their order is the workgroup's own, the same on every run.
     fields = {"#probes-invocation": "1", "#probes-capacity": "50"}
-    before = _at("probed.wgsl:probed", "p", fields=fields, n="64")
+    before = _at("probed.wgsl:probed", "p", fields=fields, filled="#probes-table", n="64")
     assert snap_compare(_app(inside_corpus), terminal_size=SIZE, run_before=before)
