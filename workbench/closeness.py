@@ -402,7 +402,7 @@ class Comparison:
 
     def summary(self) -> str:
         if self.n_total == 0:
-            return f"{self.name}: empty (0 elements), nothing to compare"
+            return f"{self.name}: empty case: 0 elements, nothing compared"
         verdict = (
             "ok"
             if self.ok

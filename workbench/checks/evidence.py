@@ -23,27 +23,10 @@ import numpy as np
 from workbench.checks.result import CheckResult, skipped
 from workbench.closeness import name_index
 from workbench.session import Case, Run, Session
+from workbench.written import SENTINEL_BITS, sentinel_fill, watchable
+from workbench.written import bits as _bits
 
-# Quiet NaNs with a payload (f32 0x7FDADBAD, f16 0x7E5B) and a pattern for 32-bit integers.
-SENTINEL_BITS = {
-    "float32": 0x7FDADBAD,
-    "float16": 0x7E5B,
-    "uint32": 0xDADBADDA,
-    "int32": 0xDADBADDA,
-}
-_UINT = {2: np.uint16, 4: np.uint32}
 NO_WORK = "the kernel did nothing: check the dims, grid and uniforms"
-
-
-def sentinel_fill(shape: tuple[int, ...], dtype: str) -> np.ndarray:
-    """An array of `shape` whose every element holds the sentinel of `dtype`."""
-    dt = np.dtype(dtype)
-    bits = np.full(shape, SENTINEL_BITS[dt.name], dtype=_UINT[dt.itemsize])
-    return bits.view(dt)
-
-
-def _bits(a: np.ndarray) -> np.ndarray:
-    return np.ascontiguousarray(a).view(_UINT[a.dtype.itemsize])
 
 
 def evidence_results(session: Session, case: Case, first: Run | None = None) -> list[CheckResult]:
@@ -51,9 +34,7 @@ def evidence_results(session: Session, case: Case, first: Run | None = None) -> 
     watched = [
         p
         for p in case.bindings
-        if p.role in ("output", "inout")
-        and np.dtype(p.dtype).name in SENTINEL_BITS
-        and int(np.prod(p.shape, dtype=np.int64)) > 0
+        if p.role in ("output", "inout") and watchable(p.dtype, p.shape)
     ]
     if not watched:
         return [skipped("evidence", case.name, "no output that a sentinel can watch")]
@@ -62,8 +43,8 @@ def evidence_results(session: Session, case: Case, first: Run | None = None) -> 
         if p.role == "output":
             filled[p.name] = sentinel_fill(p.shape, np.dtype(p.dtype).name)
     if first is None:
-        first = session.run(case, reference=False)
-    marked = session.run(replace(case, inputs=filled), reference=False)
+        first = session.run(case, reference=False, evidence=False)
+    marked = session.run(replace(case, inputs=filled), reference=False, evidence=False)
     return [_result(case, p.name, p.role, p.axes, first, marked) for p in watched]
 
 

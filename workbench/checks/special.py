@@ -299,6 +299,11 @@ def _scenario(
                 "ok" if verdict else "FAIL",
             )
         )
+    if not any(d["compare"]["n_total"] for d in per_output.values()):
+        # The reference returned none of the outputs, or they are empty: nothing was compared,
+        # and a scenario that compared nothing says so rather than "match".
+        why = "empty case: 0 elements" if per_output else "the reference returned no output"
+        return skipped("special", inj.label, f"nothing compared ({why})", binding=inj.binding)
     ok = all(d["ok"] for d in per_output.values())
     parts = [
         f"{n} {d['nonfinite']:,} non-finite (reference {d['nonfinite_ref']:,})"
