@@ -16,7 +16,6 @@ import os
 import re
 import sys
 import tempfile
-from pathlib import Path
 
 from workbench.fixtures.manifest import find_fixtures, kernel_sha256, load_fixture
 from workbench.wgsl.corpus import load_corpus

@@ -625,9 +625,10 @@ class Session:
             )
             for p in asked:
                 got = np.frombuffer(marked.outputs.get(p.binding.name, b""), dtype=p.dtype)
-                if got.size == outputs[p.name].size and unwritten(
-                    outputs[p.name].reshape(-1), got
-                ).all():
+                if (
+                    got.size == outputs[p.name].size
+                    and unwritten(outputs[p.name].reshape(-1), got).all()
+                ):
                     never.append(p.name)
         return tuple(n for n in (p.name for p in case.bindings) if n in never)
 

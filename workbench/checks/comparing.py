@@ -50,7 +50,9 @@ def compare_results(run: Run) -> list[CheckResult]:
 def _unwritten(r: CheckResult) -> CheckResult:
     """A comparison of an output the kernel never wrote: whatever the values, nothing the kernel
     computed was compared (zeros expected and zeros left over agree by accident)."""
-    summary = f"{r.name}: the kernel wrote no element (the sentinel run kept every one); {r.summary}"
+    summary = (
+        f"{r.name}: the kernel wrote no element (the sentinel run kept every one); {r.summary}"
+    )
     return replace(r, ok=False, summary=summary, details=r.details | {"no_work": True})
 
 
@@ -61,8 +63,7 @@ def nothing_compared(run: Run) -> CheckResult:
     wanted = ", ".join(spec.outputs) if spec is not None else "none"
     got = ", ".join(sorted(run.reference or {})) or "nothing"
     summary = (
-        f"{run.case.name}: nothing compared: the reference returned {got}, not the outputs "
-        f"{wanted}"
+        f"{run.case.name}: nothing compared: the reference returned {got}, not the outputs {wanted}"
     )
     details = {"nothing_compared": True, "returned": sorted(run.reference or {})}
     return CheckResult("compare", run.case.name, False, summary, details)

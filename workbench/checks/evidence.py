@@ -32,9 +32,7 @@ NO_WORK = "the kernel did nothing: check the dims, grid and uniforms"
 def evidence_results(session: Session, case: Case, first: Run | None = None) -> list[CheckResult]:
     """One result per output of `case`; `first` is a run of it with the usual fill, if made."""
     watched = [
-        p
-        for p in case.bindings
-        if p.role in ("output", "inout") and watchable(p.dtype, p.shape)
+        p for p in case.bindings if p.role in ("output", "inout") and watchable(p.dtype, p.shape)
     ]
     if not watched:
         return [skipped("evidence", case.name, "no output that a sentinel can watch")]
