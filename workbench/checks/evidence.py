@@ -1,8 +1,9 @@
 """The evidence check: did the kernel write its outputs at all?
 
-One extra dispatch runs the case with every output pre-filled with a sentinel (a NaN whose payload
-no arithmetic produces; a fixed bit pattern for integers) instead of zeros. Comparing it with the
-zero-filled run of the same case:
+One extra dispatch runs the case with every output pre-filled with the sentinel of
+`workbench.written` (a NaN whose payload no arithmetic produces; a fixed bit pattern for integers)
+instead of zeros. Comparing it with the zero-filled run of the same case, element by element (the
+engine's `Run.unwritten` asks the same question of whole outputs, for every verdict):
 
 - an element holding the sentinel in the one run and zero in the other was never written;
 - an element holding the sentinel where the zero-filled run changed, or holding different written
@@ -23,8 +24,9 @@ import numpy as np
 from workbench.checks.result import CheckResult, skipped
 from workbench.closeness import name_index
 from workbench.session import Case, Run, Session
-from workbench.written import SENTINEL_BITS, sentinel_fill, watchable
+from workbench.written import SENTINEL_BITS, sentinel_fill, unchanged, watchable
 from workbench.written import bits as _bits
+from workbench.written import unwritten as never_written
 
 NO_WORK = "the kernel did nothing: check the dims, grid and uniforms"
 
@@ -52,14 +54,13 @@ def _result(
     plain, sent = first.outputs[name], marked.outputs[name]
     total = plain.size
     if role == "inout":
-        before = _bits(case.inputs[name]).reshape(plain.shape)
-        unwritten = (_bits(plain) == before) & (_bits(sent) == before)
+        before = case.inputs[name]
+        unwritten = unchanged(plain, before) & unchanged(sent, before)
         differs = np.zeros(plain.shape, dtype=bool)
     else:
-        sentinel = SENTINEL_BITS[plain.dtype.name]
-        held = _bits(sent) == sentinel
-        untouched = _bits(plain) == 0
-        unwritten = held & untouched
+        unwritten = never_written(plain, sent)
+        held = _bits(sent) == SENTINEL_BITS[plain.dtype.name]
+        untouched = unchanged(plain, None)
         differs = (held & ~untouched) | (~held & (_bits(sent) != _bits(plain)))
     n_unwritten, n_differs = int(unwritten.sum()), int(differs.sum())
     details = {
