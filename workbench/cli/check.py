@@ -280,6 +280,8 @@ def summary_line(counts: dict[str, int]) -> str:
 
 
 def _mark(r: CheckResult) -> str:
+    if r.details.get("n_total") == 0:
+        return "∅"  # an empty output: nothing was compared, so no tick
     return "–" if r.skipped else ("✓" if r.ok else "✗")
 
 
@@ -312,9 +314,16 @@ def _print_special(results: list[CheckResult]) -> None:
             f"  {'special':<12} ✓ {len(good)} scenarios match the reference's NaN/Inf behaviour "
             f"(values into {', '.join(bindings)})"
         )
+    # Scenarios skipped for one reason (nothing compared, say) in one line.
+    skipped_why: dict[str, int] = defaultdict(int)
+    for r in results:
+        if r.skipped:
+            skipped_why[r.details.get("why", r.summary)] += 1
+    for why, n in skipped_why.items():
+        print(f"  {'special':<12} – {fmt_count(n, 'scenario')} skipped: {why}")
     shown = 0
     for r in results:
-        if r.skipped or (not r.ok and shown < SPECIAL_SHOWN):
+        if not r.ok and shown < SPECIAL_SHOWN:
             print(f"  {'special':<12} {_mark(r)} {r.summary}")
             if not r.ok:
                 _print_rows(r)
