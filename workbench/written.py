@@ -32,23 +32,28 @@ def watchable(dtype: str | np.dtype, shape: tuple[int, ...]) -> bool:
 def sentinel_fill(shape: tuple[int, ...], dtype: str | np.dtype) -> np.ndarray:
     """An array of `shape` whose every element holds the sentinel of `dtype`."""
     dt = np.dtype(dtype)
-    bits = np.full(shape, SENTINEL_BITS[dt.name], dtype=_UINT[dt.itemsize])
-    return bits.view(dt)
+    filled: np.ndarray = np.full(shape, SENTINEL_BITS[dt.name], dtype=_UINT[dt.itemsize])
+    return filled.view(dt)
 
 
 def bits(a: np.ndarray) -> np.ndarray:
     """The elements' bit patterns (a NaN compares equal to the same NaN)."""
-    return np.ascontiguousarray(a).view(_UINT[a.dtype.itemsize])
+    pattern: np.ndarray = np.ascontiguousarray(a).view(_UINT[a.dtype.itemsize])
+    return pattern
 
 
 def unchanged(got: np.ndarray, before: np.ndarray | None) -> np.ndarray:
     """Where `got` still holds what was uploaded: `before`, or zeros when nothing was."""
-    if before is None:
-        return bits(got) == 0
-    return bits(got) == bits(np.asarray(before)).reshape(got.shape)
+    same: np.ndarray = (
+        bits(got) == 0
+        if before is None
+        else bits(got) == bits(np.asarray(before)).reshape(got.shape)
+    )
+    return same
 
 
 def unwritten(plain: np.ndarray, marked: np.ndarray) -> np.ndarray:
     """Where an output was never written: zero in the zero-filled run (`plain`) and still the
     sentinel in the sentinel-filled one (`marked`)."""
-    return (bits(marked) == SENTINEL_BITS[plain.dtype.name]) & (bits(plain) == 0)
+    never: np.ndarray = (bits(marked) == SENTINEL_BITS[plain.dtype.name]) & (bits(plain) == 0)
+    return never
