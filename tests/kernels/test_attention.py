@@ -67,7 +67,7 @@ def test_reference_forward_is_a_masked_softmax_per_row() -> None:
     v = rng.standard_normal((seq, n_kv, hd))
     seg = np.array([0, 0, 0, 3, 3, 5])
     scale = 0.7
-    got = ref.attention_forward(q, k, v, seg, scale)
+    got = ref.attention_forward(q, k, v, seg, scale, keep_p=True)
     for s in range(seq):
         for h in range(n_heads):
             kvh = h // (n_heads // n_kv)
@@ -121,10 +121,44 @@ def test_reference_dkdv_from_scratch_equals_the_full_backward() -> None:
     k, v = rng.standard_normal((2, seq, n_kv, hd))
     seg = ref.doc_starts(seq, 3)
     lse = ref.attention_forward(q, k, v, seg, 0.5)["LSE"]
-    full = ref.attention_backward(q, k, v, do, lse, seg, 0.5)
+    full = ref.attention_backward(q, k, v, do, lse, seg, 0.5, keep_p=True)
     split = ref.attention_dkdv_from_scratch(q, do, full["P"], full["dS"], n_kv)
     np.testing.assert_allclose(split["dK"], full["dK"], rtol=1e-12, atol=1e-12)
     np.testing.assert_allclose(split["dV"], full["dV"], rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("block_rows", [1, 7])
+def test_reference_in_query_blocks_equals_one_block(monkeypatch, block_rows: int) -> None:
+    """Blocks of 1 and 7 queries (keys from each block's first document start) against one block
+    of every query, with a NaN in one document and an Inf in another: the same numbers, and the
+    same NaN/Inf places."""
+    rng = np.random.default_rng(6)
+    seq, n_heads, n_kv, hd = 50, 4, 2, 8
+    q, do = rng.standard_normal((2, seq, n_heads, hd))
+    k, v = rng.standard_normal((2, seq, n_kv, hd))
+    v[3, 1, 2] = np.nan
+    do[40, 0, 1] = np.inf
+    seg = ref.doc_starts(seq, 3)
+    scale = 0.4
+
+    def both() -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
+        with np.errstate(invalid="ignore"):
+            fwd = ref.attention_forward(q, k, v, seg, scale, keep_p=True)
+            bwd = ref.attention_backward(q, k, v, do, fwd["LSE"], seg, scale, keep_p=True)
+        return fwd, bwd
+
+    whole = both()
+    monkeypatch.setattr(ref, "BLOCK_ELEMENTS", block_rows * n_heads * seq)
+    assert len(ref.query_blocks(seg, n_heads)) == -(-seq // block_rows)
+    blocked = both()
+    for one, other in zip(whole, blocked, strict=True):
+        assert set(one) == set(other)
+        for name in one:
+            np.testing.assert_allclose(other[name], one[name], rtol=1e-12, atol=1e-12, err_msg=name)
+    dk = whole[1]["dK"]
+    assert (
+        np.isnan(dk[:16]).any() and np.isfinite(dk[16:33]).all() and not np.isfinite(dk[33:]).all()
+    )
 
 
 def test_visible_einsum_leaves_hidden_terms_out() -> None:
@@ -445,7 +479,9 @@ def test_nan_stays_inside_its_document(session, name: str, at: tuple[int, int, i
     x[name] = x[name].copy()
     x[name][at] = np.nan
     scale = 1 / math.sqrt(dims["head_dim"])
-    want = ref.attention_backward(x["Q"], x["K"], x["V"], x["dO"], x["LSE"], x["seg"], scale)
+    want = ref.attention_backward(
+        x["Q"], x["K"], x["V"], x["dO"], x["LSE"], x["seg"], scale, keep_p=True
+    )
     other = slice(None, cut) if at[0] >= cut else slice(cut, None)
     for out in ("dQ", "dK", "dV", "dS"):
         assert not np.isnan(want[out][other]).any(), f"reference {out} crosses the documents"
