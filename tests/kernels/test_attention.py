@@ -214,16 +214,16 @@ def test_reference_keeps_hidden_nan_out() -> None:
 def test_seed_grids_and_the_rows_per_workgroup_divisor() -> None:
     """The specs keep the seed's grids (one workgroup per query, or per key for dKdV); a kernel
     declaring ROWS_PER_WORKGROUP gets x divided by it, rounding up, and one without it (a user's
-    seed-ABI kernel) the seed grid. The streaming kernel's grid is never divided."""
+    seed-ABI kernel) the seed grid."""
     dims = SPEC[FWD].resolve_dims({"seq": 45, "n_heads": 4, "n_kv_heads": 2})
-    for kernel, seed in ((FWD, (45, 4, 1)), (SHORT, (45, 4, 1)), (DKDV, (45, 2, 1))):
+    cases = ((FWD, (45, 4, 1)), (STREAM, (45, 4, 1)), (SHORT, (45, 4, 1)), (DKDV, (45, 2, 1)))
+    for kernel, seed in cases:
         spec = SPEC[kernel]
         assert spec.launch_grid(dims, {}) == seed
         assert spec.launch_grid(dims, {"ROWS_PER_WORKGROUP": 16}) == (3, *seed[1:])
         assert spec.launch_grid(dims, {"ELEMENTS_PER_INVOCATION": 4}) == seed
         with pytest.raises(UserError, match="ROWS_PER_WORKGROUP"):
             spec.launch_grid(dims, {"ROWS_PER_WORKGROUP": 0})
-    assert SPEC[STREAM].launch_grid(dims, {"ROWS_PER_WORKGROUP": 16}) == (45, 4, 1)
 
 
 @pytest.mark.parametrize("seq", SMALL_SEQS)

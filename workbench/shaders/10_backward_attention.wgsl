@@ -65,13 +65,6 @@ const STRIDE4: u32 = 17u;
 @group(0) @binding(9) var<uniform> params: vec4<f32>;
 @group(0) @binding(10) var<storage, read> seg: array<u32>;
 
-var<workgroup> sh_q: array<f32, 256>;
-var<workgroup> sh_do: array<f32, 256>;
-var<workgroup> sh_p: array<f32, 256>;
-var<workgroup> sh_dp: array<f32, 256>;
-var<workgroup> sh_partial: array<f32, WG>;
-
-
 // f32 add on a slot that holds f32 bits: retry until no other invocation changed it in between.
 fn atomic_add_dk(i: u32, v: f32) {
     if (v == 0.0) {
@@ -101,6 +94,132 @@ fn atomic_add_dv(i: u32, v: f32) {
     }
 }
 
+// Queries per workgroup (the host divides the spec's grid x by it) and keys per tile.
+const ROWS_PER_WORKGROUP: u32 = 64u;
+const TILE_KEYS: u32 = 32u;
+
+// K and V of a tile of keys, one chunk of DIM_CHUNK dims: key k's vec4 c (dims c, c + 16,
+// c + 32, c + 48 of the chunk) sits at k * 16 + (c ^ swz(k)). The swizzle puts the four keys
+// one load of the score loop reads (8 g + i for g = 0..3) on distinct banks without padding:
+// the four arrays fill the 32 KiB a CPU adapter allows. The dK/dV step reuses sh_k and sh_v for
+// the partial sums of its second half of rows.
+var<workgroup> sh_k: array<vec4<f32>, 512>;
+var<workgroup> sh_v: array<vec4<f32>, 512>;
+// P and dS of the tile: row r's keys 4 i .. 4 i + 3 in vec4 r * 8 + i. sh_ds first carries the
+// partial sums of D.
+var<workgroup> sh_p: array<vec4<f32>, 512>;
+var<workgroup> sh_ds: array<vec4<f32>, 512>;
+
+fn swz(k: u32) -> u32 {
+    return (k >> 3u) & 3u;
+}
+
+// Elements d, d + 16, d + 32, d + 48 of a row starting at `base`, zero past head_dim (so
+// partial chunks add 0); indices are clamped into the row, so the loads need no branch.
+fn q4(base: u32, d: u32, hd: u32) -> vec4<f32> {
+    let e = base + min(d + vec4<u32>(0u, 16u, 32u, 48u), vec4<u32>(hd - 1u));
+    let v = vec4<f32>(Q[e.x], Q[e.y], Q[e.z], Q[e.w]);
+    return select(vec4<f32>(0.0), v, d + vec4<u32>(0u, 16u, 32u, 48u) < vec4<u32>(hd));
+}
+
+fn do4(base: u32, d: u32, hd: u32) -> vec4<f32> {
+    let e = base + min(d + vec4<u32>(0u, 16u, 32u, 48u), vec4<u32>(hd - 1u));
+    let v = vec4<f32>(dO[e.x], dO[e.y], dO[e.z], dO[e.w]);
+    return select(vec4<f32>(0.0), v, d + vec4<u32>(0u, 16u, 32u, 48u) < vec4<u32>(hd));
+}
+
+fn k4(base: u32, d: u32, hd: u32) -> vec4<f32> {
+    let e = base + min(d + vec4<u32>(0u, 16u, 32u, 48u), vec4<u32>(hd - 1u));
+    let v = vec4<f32>(K[e.x], K[e.y], K[e.z], K[e.w]);
+    return select(vec4<f32>(0.0), v, d + vec4<u32>(0u, 16u, 32u, 48u) < vec4<u32>(hd));
+}
+
+fn v4(base: u32, d: u32, hd: u32) -> vec4<f32> {
+    let e = base + min(d + vec4<u32>(0u, 16u, 32u, 48u), vec4<u32>(hd - 1u));
+    let v = vec4<f32>(V[e.x], V[e.y], V[e.z], V[e.w]);
+    return select(vec4<f32>(0.0), v, d + vec4<u32>(0u, 16u, 32u, 48u) < vec4<u32>(hd));
+}
+
+// K and V of keys kt .. kt + 31 (clamped into the sequence), dims c0 .. c0 + 63 of kv head kvh,
+// into sh_k and sh_v. The leading barrier keeps every earlier read of the four arrays first.
+fn load_kv(kt: u32, c0: u32, kvh: u32, lid: u32) {
+    let hd = dims.w;
+    workgroupBarrier();
+    let c = lid % 16u;
+    for (var half = 0u; half < 2u; half = half + 1u) {
+        let k = lid / 16u + 16u * half;
+        let base = (min(kt + k, dims.x - 1u) * dims.z + kvh) * hd;
+        sh_k[k * 16u + (c ^ swz(k))] = k4(base, c0 + c, hd);
+        sh_v[k * 16u + (c ^ swz(k))] = v4(base, c0 + c, hd);
+    }
+    workgroupBarrier();
+}
+
+// Q.K and dO.V of one query row against keys 8 g .. 8 g + 7 of the tile (a: the first four).
+struct Scores {
+    sa: vec4<f32>,
+    sb: vec4<f32>,
+    pa: vec4<f32>,
+    pb: vec4<f32>,
+}
+
+// The scores of query row q_base (global Q / dO, read through the cache: the workgroup's 64
+// rows are reused by every key tile) against keys kt + 8 g + i, over every chunk of head_dim.
+// Leaves the last chunk of K and V in sh_k and sh_v.
+fn scores(kt: u32, kvh: u32, q_base: u32, g: u32, lid: u32) -> Scores {
+    let hd = dims.w;
+    var r = Scores(vec4<f32>(0.0), vec4<f32>(0.0), vec4<f32>(0.0), vec4<f32>(0.0));
+    let k0 = 8u * g * 16u;
+    for (var c0 = 0u; c0 < hd; c0 = c0 + DIM_CHUNK) {
+        load_kv(kt, c0, kvh, lid);
+        for (var c = 0u; c < CHUNK4; c = c + 1u) {
+            let qv = q4(q_base, c0 + c, hd);
+            let ov = do4(q_base, c0 + c, hd);
+            let x = c ^ g;
+            r.sa.x = r.sa.x + dot(qv, sh_k[k0 + x]);
+            r.sa.y = r.sa.y + dot(qv, sh_k[k0 + 16u + x]);
+            r.sa.z = r.sa.z + dot(qv, sh_k[k0 + 32u + x]);
+            r.sa.w = r.sa.w + dot(qv, sh_k[k0 + 48u + x]);
+            r.sb.x = r.sb.x + dot(qv, sh_k[k0 + 64u + x]);
+            r.sb.y = r.sb.y + dot(qv, sh_k[k0 + 80u + x]);
+            r.sb.z = r.sb.z + dot(qv, sh_k[k0 + 96u + x]);
+            r.sb.w = r.sb.w + dot(qv, sh_k[k0 + 112u + x]);
+            r.pa.x = r.pa.x + dot(ov, sh_v[k0 + x]);
+            r.pa.y = r.pa.y + dot(ov, sh_v[k0 + 16u + x]);
+            r.pa.z = r.pa.z + dot(ov, sh_v[k0 + 32u + x]);
+            r.pa.w = r.pa.w + dot(ov, sh_v[k0 + 48u + x]);
+            r.pb.x = r.pb.x + dot(ov, sh_v[k0 + 64u + x]);
+            r.pb.y = r.pb.y + dot(ov, sh_v[k0 + 80u + x]);
+            r.pb.z = r.pb.z + dot(ov, sh_v[k0 + 96u + x]);
+            r.pb.w = r.pb.w + dot(ov, sh_v[k0 + 112u + x]);
+        }
+    }
+    return r;
+}
+
+// Which of the four keys j0 .. j0 + 3 query s (first visible key lo) sees.
+fn visible4(j0: u32, lo: u32, s: u32, live: bool) -> vec4<bool> {
+    let j = j0 + vec4<u32>(0u, 1u, 2u, 3u);
+    return (j >= vec4<u32>(lo)) & (j <= vec4<u32>(s)) & vec4<bool>(live);
+}
+
+// x * v where the pair is visible, exactly 0 where hidden (never 0 x a NaN of a hidden key).
+fn masked(x: f32, v: vec4<f32>, vis: bool) -> vec4<f32> {
+    return select(vec4<f32>(0.0), x * v, vis);
+}
+
+// A workgroup owns ROWS_PER_WORKGROUP queries of one head (FlashAttention-2's backward, query
+// side): pass A walks their keys in tiles of TILE_KEYS and sums D = sum_j P dP per row; pass B
+// walks them again and, per tile, (1) recomputes S and dP, invocation (row lid / 4, keys
+// 8 (lid % 4) .. + 7) holding 8 of each in registers, and writes P and dS to workgroup memory;
+// (2) adds dS K into dQ, held in registers (invocation: 4 rows lid / 16 + 16 m, the vec4 of
+// dims lid % 16 + 16 c); (3) sums dS^T Q and P^T dO over the tile's 64 rows for each key (two
+// halves of 32 rows, met in workgroup memory) and adds them to dK and dV with one
+// compare-and-swap per element and tile: the global atomics drop 64-fold against one per
+// query, and the queries sharing a key slot are the other query tiles and the GQA group.
+// head_dim > DIM_CHUNK repeats pass B once per chunk of output dims (the scores over every
+// chunk are recomputed): rare, correct. Every product of a hidden pair is selected away, so a
+// NaN or Inf reaches exactly the gradients of the pairs that see it.
 @compute @workgroup_size(256)
 fn attention_backward(
     @builtin(workgroup_id) wid: vec3<u32>,
@@ -110,85 +229,201 @@ fn attention_backward(
     let n_heads = dims.y;
     let n_kv = dims.z;
     let hd = dims.w;
-    let s = wid.x;
+    let n_tiles = (seq_len + ROWS_PER_WORKGROUP - 1u) / ROWS_PER_WORKGROUP;
     let h = wid.y;
     // Uniform per workgroup, so returning here keeps every later barrier in uniform control flow.
-    if (s >= seq_len || h >= n_heads || n_kv == 0u || hd == 0u || hd > MAX_HEAD_DIM) {
+    if (wid.x >= n_tiles || h >= n_heads || n_kv == 0u || hd == 0u || hd > MAX_HEAD_DIM) {
         return;
     }
+    // The last query tiles see the most keys: they take the first workgroups.
+    let q0 = (n_tiles - 1u - wid.x) * ROWS_PER_WORKGROUP;
+    let q_last = min(q0 + ROWS_PER_WORKGROUP, seq_len) - 1u;
     let kvh = h / (n_heads / n_kv);
     let scale = params.x;
-    let q_base = (s * n_heads + h) * hd;
-    if (lid < hd) {
-        sh_q[lid] = Q[q_base + lid];
-        sh_do[lid] = dO[q_base + lid];
+    // The tile's first visible key: the smallest lo of its queries (the same in every invocation).
+    var k_lo = q_last;
+    for (var r = q0; r <= q_last; r = r + 1u) {
+        k_lo = min(k_lo, min(seg[r], r));
     }
-    let lse = LSE[s * n_heads + h];
-    let lo = min(seg[s], s);
-    workgroupBarrier();
 
-    // Pass A: D = sum_j P dP over every visible key.
+    // Score role: row lid / 4, keys 8 g .. 8 g + 7 of each tile.
+    let g = lid % 4u;
+    let s = q0 + lid / 4u;
+    let live = s < seq_len;
+    let sq = min(s, q_last);
+    let lo = min(seg[sq], sq);
+    let lse = LSE[sq * n_heads + h];
+    let q_base = (sq * n_heads + h) * hd;
+
+    // Pass A: D = sum_j P dP over the visible keys.
     var d_part = 0.0;
-    for (var j = lo + lid; j <= s; j = j + WG) {
-        let kv_base = (j * n_kv + kvh) * hd;
-        var qk = 0.0;
-        var dov = 0.0;
-        for (var d = 0u; d < hd; d = d + 1u) {
-            qk = qk + sh_q[d] * K[kv_base + d];
-            dov = dov + sh_do[d] * V[kv_base + d];
-        }
-        d_part = d_part + exp(qk * scale - lse) * dov;
+    for (var kt = k_lo; kt <= q_last; kt = kt + TILE_KEYS) {
+        let sc = scores(kt, kvh, q_base, g, lid);
+        let j0 = kt + 8u * g;
+        let va = visible4(j0, lo, s, live);
+        let vb = visible4(j0 + 4u, lo, s, live);
+        let pa = exp(sc.sa * scale - lse);
+        let pb = exp(sc.sb * scale - lse);
+        let terms = select(vec4<f32>(0.0), pa * sc.pa, va) + select(vec4<f32>(0.0), pb * sc.pb, vb);
+        d_part = d_part + terms.x + terms.y + terms.z + terms.w;
     }
-    let big_d = wg_reduce_sum(d_part, lid);
-
-    // Pass B: recompute P and dP block by block, now that D is known.
-    let groups = WG / hd;
-    let g = lid / hd;
-    let lane = lid % hd;
-    var dq_acc = 0.0;
-    for (var blk = lo; blk <= s; blk = blk + WG) {
-        let j = blk + lid;
-        var p = 0.0;
-        var ds = 0.0;
-        if (j <= s) {
-            let kv_base = (j * n_kv + kvh) * hd;
-            var qk = 0.0;
-            var dov = 0.0;
-            for (var d = 0u; d < hd; d = d + 1u) {
-                qk = qk + sh_q[d] * K[kv_base + d];
-                dov = dov + sh_do[d] * V[kv_base + d];
-            }
-            p = exp(qk * scale - lse);
-            ds = scale * p * (dov - big_d);
-        }
-        sh_p[lid] = p;
-        sh_dp[lid] = ds;
-        workgroupBarrier();
-        let n_blk = min(WG, s + 1u - blk);
-        if (g < groups) {
-            for (var t = g; t < n_blk; t = t + groups) {
-                dq_acc = dq_acc + sh_dp[t] * K[((blk + t) * n_kv + kvh) * hd + lane];
-            }
-        }
-        // Consecutive invocations take consecutive (key, d) slots of this block.
-        for (var e = lid; e < n_blk * hd; e = e + WG) {
-            let t = e / hd;
-            let d = e % hd;
-            let kv_i = ((blk + t) * n_kv + kvh) * hd + d;
-            atomic_add_dk(kv_i, sh_dp[t] * sh_q[d]);
-            atomic_add_dv(kv_i, sh_p[t] * sh_do[d]);
-        }
-        // sh_p and sh_dp are rewritten by the next block.
-        workgroupBarrier();
-    }
-    sh_partial[lid] = dq_acc;
     workgroupBarrier();
-    if (lid < hd) {
-        var total = 0.0;
-        for (var gg = 0u; gg < groups; gg = gg + 1u) {
-            total = total + sh_partial[gg * hd + lid];
+    sh_ds[lid] = vec4<f32>(d_part, 0.0, 0.0, 0.0);
+    workgroupBarrier();
+    let row4 = lid & ~3u;
+    let big_d = sh_ds[row4].x + sh_ds[row4 + 1u].x + sh_ds[row4 + 2u].x + sh_ds[row4 + 3u].x;
+
+    // dQ role: rows lid / 16 + 16 m (m = 0..3), vec4 c of a chunk.
+    let c = lid % 16u;
+    let rq = lid / 16u;
+    // dK/dV role: rows 32 half .. 32 half + 31, keys 4 kq .. 4 kq + 3, vec4 c.
+    let half = lid / 128u;
+    let kq = (lid % 128u) / 16u;
+    var rs: array<u32, 4>;
+    var rlo: array<u32, 4>;
+    for (var m = 0u; m < 4u; m = m + 1u) {
+        let sm = q0 + rq + 16u * m;
+        rs[m] = sm;
+        rlo[m] = min(seg[min(sm, q_last)], sm);
+    }
+
+    // Pass B, once per chunk of output dims.
+    for (var c0 = 0u; c0 < hd; c0 = c0 + DIM_CHUNK) {
+        var dq0 = vec4<f32>(0.0);
+        var dq1 = vec4<f32>(0.0);
+        var dq2 = vec4<f32>(0.0);
+        var dq3 = vec4<f32>(0.0);
+        for (var kt = k_lo; kt <= q_last; kt = kt + TILE_KEYS) {
+            // (1) P and dS of this tile.
+            let sc = scores(kt, kvh, q_base, g, lid);
+            let j0 = kt + 8u * g;
+            let va = visible4(j0, lo, s, live);
+            let vb = visible4(j0 + 4u, lo, s, live);
+            let pa = select(vec4<f32>(0.0), exp(sc.sa * scale - lse), va);
+            let pb = select(vec4<f32>(0.0), exp(sc.sb * scale - lse), vb);
+            let r8 = (lid / 4u) * 8u + 2u * g;
+            sh_p[r8] = pa;
+            sh_p[r8 + 1u] = pb;
+            sh_ds[r8] = select(vec4<f32>(0.0), scale * pa * (sc.pa - big_d), va);
+            sh_ds[r8 + 1u] = select(vec4<f32>(0.0), scale * pb * (sc.pb - big_d), vb);
+            if (hd > DIM_CHUNK) {
+                // The scores left the last chunk of K: this pass needs chunk c0.
+                load_kv(kt, c0, kvh, lid);
+            } else {
+                workgroupBarrier();
+            }
+            // (2) dQ += dS K, four keys at a time.
+            for (var t = 0u; t < TILE_KEYS; t = t + 4u) {
+                let x = c ^ swz(t);
+                let ka = sh_k[t * 16u + x];
+                let kb = sh_k[(t + 1u) * 16u + x];
+                let kc = sh_k[(t + 2u) * 16u + x];
+                let kd = sh_k[(t + 3u) * 16u + x];
+                let d0 = sh_ds[rq * 8u + t / 4u];
+                let d1 = sh_ds[(rq + 16u) * 8u + t / 4u];
+                let d2 = sh_ds[(rq + 32u) * 8u + t / 4u];
+                let d3 = sh_ds[(rq + 48u) * 8u + t / 4u];
+                let v0 = visible4(kt + t, rlo[0], rs[0], true);
+                let v1 = visible4(kt + t, rlo[1], rs[1], true);
+                let v2 = visible4(kt + t, rlo[2], rs[2], true);
+                let v3 = visible4(kt + t, rlo[3], rs[3], true);
+                dq0 = dq0 + masked(d0.x, ka, v0.x) + masked(d0.y, kb, v0.y)
+                    + masked(d0.z, kc, v0.z) + masked(d0.w, kd, v0.w);
+                dq1 = dq1 + masked(d1.x, ka, v1.x) + masked(d1.y, kb, v1.y)
+                    + masked(d1.z, kc, v1.z) + masked(d1.w, kd, v1.w);
+                dq2 = dq2 + masked(d2.x, ka, v2.x) + masked(d2.y, kb, v2.y)
+                    + masked(d2.z, kc, v2.z) + masked(d2.w, kd, v2.w);
+                dq3 = dq3 + masked(d3.x, ka, v3.x) + masked(d3.y, kb, v3.y)
+                    + masked(d3.z, kc, v3.z) + masked(d3.w, kd, v3.w);
+            }
+            // (3) dK and dV of keys 4 kq .. 4 kq + 3 over this half's rows.
+            var dk0 = vec4<f32>(0.0);
+            var dk1 = vec4<f32>(0.0);
+            var dk2 = vec4<f32>(0.0);
+            var dk3 = vec4<f32>(0.0);
+            var dv0 = vec4<f32>(0.0);
+            var dv1 = vec4<f32>(0.0);
+            var dv2 = vec4<f32>(0.0);
+            var dv3 = vec4<f32>(0.0);
+            let r_end = min(32u * half + 32u, q_last + 1u - q0);
+            for (var r = 32u * half; r < r_end; r = r + 1u) {
+                let sr = q0 + r;
+                let vis = visible4(kt + 4u * kq, min(seg[sr], sr), sr, true);
+                let base = (sr * n_heads + h) * hd;
+                let qv = q4(base, c0 + c, hd);
+                let ov = do4(base, c0 + c, hd);
+                let dsv = sh_ds[r * 8u + kq];
+                let pv = sh_p[r * 8u + kq];
+                dk0 = dk0 + masked(dsv.x, qv, vis.x);
+                dk1 = dk1 + masked(dsv.y, qv, vis.y);
+                dk2 = dk2 + masked(dsv.z, qv, vis.z);
+                dk3 = dk3 + masked(dsv.w, qv, vis.w);
+                dv0 = dv0 + masked(pv.x, ov, vis.x);
+                dv1 = dv1 + masked(pv.y, ov, vis.y);
+                dv2 = dv2 + masked(pv.z, ov, vis.z);
+                dv3 = dv3 + masked(pv.w, ov, vis.w);
+            }
+            workgroupBarrier();
+            if (half == 1u) {
+                let o = (lid - 128u) * 4u;
+                sh_k[o] = dk0;
+                sh_k[o + 1u] = dk1;
+                sh_k[o + 2u] = dk2;
+                sh_k[o + 3u] = dk3;
+                sh_v[o] = dv0;
+                sh_v[o + 1u] = dv1;
+                sh_v[o + 2u] = dv2;
+                sh_v[o + 3u] = dv3;
+            }
+            workgroupBarrier();
+            if (half == 0u) {
+                let o = lid * 4u;
+                add_kv(kt + 4u * kq, kvh, c0 + c, dk0 + sh_k[o], dv0 + sh_v[o]);
+                add_kv(kt + 4u * kq + 1u, kvh, c0 + c, dk1 + sh_k[o + 1u], dv1 + sh_v[o + 1u]);
+                add_kv(kt + 4u * kq + 2u, kvh, c0 + c, dk2 + sh_k[o + 2u], dv2 + sh_v[o + 2u]);
+                add_kv(kt + 4u * kq + 3u, kvh, c0 + c, dk3 + sh_k[o + 3u], dv3 + sh_v[o + 3u]);
+            }
         }
-        dQ[q_base + lid] = dQ[q_base + lid] + total;
+        for (var m = 0u; m < 4u; m = m + 1u) {
+            var acc = dq0;
+            if (m == 1u) { acc = dq1; }
+            if (m == 2u) { acc = dq2; }
+            if (m == 3u) { acc = dq3; }
+            if (rs[m] < seq_len) {
+                let o = (rs[m] * n_heads + h) * hd + c0 + c;
+                let d = c0 + c;
+                if (d < hd) { dQ[o] = dQ[o] + acc.x; }
+                if (d + 16u < hd) { dQ[o + 16u] = dQ[o + 16u] + acc.y; }
+                if (d + 32u < hd) { dQ[o + 32u] = dQ[o + 32u] + acc.z; }
+                if (d + 48u < hd) { dQ[o + 48u] = dQ[o + 48u] + acc.w; }
+            }
+        }
+    }
+}
+
+// Adds the vec4 of dims d, d + 16, d + 32, d + 48 of key j's dK and dV (none past the sequence
+// or head_dim).
+fn add_kv(j: u32, kvh: u32, d: u32, dk: vec4<f32>, dv: vec4<f32>) {
+    let hd = dims.w;
+    if (j >= dims.x) {
+        return;
+    }
+    let o = (j * dims.z + kvh) * hd + d;
+    if (d < hd) {
+        atomic_add_dk(o, dk.x);
+        atomic_add_dv(o, dv.x);
+    }
+    if (d + 16u < hd) {
+        atomic_add_dk(o + 16u, dk.y);
+        atomic_add_dv(o + 16u, dv.y);
+    }
+    if (d + 32u < hd) {
+        atomic_add_dk(o + 32u, dk.z);
+        atomic_add_dv(o + 32u, dv.z);
+    }
+    if (d + 48u < hd) {
+        atomic_add_dk(o + 48u, dk.w);
+        atomic_add_dv(o + 48u, dv.w);
     }
 }
 

@@ -460,15 +460,19 @@ SPECS = [
         inputs=_bwd_inputs,
         uniforms=_uniforms,
         grid=_query_grid,
+        per_element_grid=True,
+        grid_divisor=ROWS,
         outputs=("dQ", "dK", "dV"),
         zeroed=("dQ", "dK", "dV"),
         reference=_bwd_reference,
         tolerances={"dQ": _SUM_TOL, "dK": _SUM_TOL, "dV": _SUM_TOL},
         cost=_bwd_cost,
         special={name: _GRAD_SPECIAL for name in ("dQ", "dK", "dV")},
-        doc="Streaming attention backward for any seq: one workgroup per (s, h), two passes over "
-        "key blocks of 256 (D, then dS), dQ owned, dK/dV added with f32 CAS atomics (their "
-        "order of adds varies from run to run). Gradients add to dQ/dK/dV, zeroed here.",
+        doc="Streaming attention backward for any seq: one workgroup per tile of 64 queries of one "
+        "head (the spec's grid, one per (s, h), divided by ROWS_PER_WORKGROUP), two passes over "
+        "tiles of 32 keys (D, then dS), dQ owned, each key tile's dK/dV summed over the 64 "
+        "queries in workgroup memory and added with one f32 CAS atomic per element (their order "
+        "of adds varies from run to run). Gradients add to dQ/dK/dV, zeroed here.",
     ),
     KernelSpec(
         name="attention_backward_short",
