@@ -273,6 +273,14 @@ def test_streaming_past_1024(session, kernel: str) -> None:
     _assert_ok(run, kernel)
 
 
+def test_streaming_unmasked_tiles_beside_document_cuts(session) -> None:
+    """The streaming kernel skips the mask on key tiles every query of its 64-query tile sees
+    (the second document's tile at 256 against its keys 200..231) and masks the rest: the tile
+    at 192 straddles the cut at 200, and the last tile (384..399) is partial."""
+    dims = {"seq": 400, "n_heads": 4, "n_kv_heads": 2, "head_dim": 40, "docs": 2}
+    _assert_ok(session.run(STREAM, dims=dims, seed=17), STREAM)
+
+
 def test_short_kernels_refuse_long_sequences(session) -> None:
     for kernel in (SHORT, DKDV):
         with pytest.raises(UserError, match="seq=1100"):

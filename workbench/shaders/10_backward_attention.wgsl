@@ -240,11 +240,15 @@ fn attention_backward(
     let q_last = min(q0 + ROWS_PER_WORKGROUP, seq_len) - 1u;
     let kvh = h / (n_heads / n_kv);
     let scale = params.x;
-    // The tile's first visible key: the smallest lo of its queries (the same in every invocation).
+    // The tile's first visible key: the smallest lo of its queries (the same in every invocation),
+    // and the largest lo: a key tile of [lo_max, q0] is visible to every query of the tile.
     var k_lo = q_last;
+    var lo_max = 0u;
     for (var r = q0; r <= q_last; r = r + 1u) {
         k_lo = min(k_lo, min(seg[r], r));
+        lo_max = max(lo_max, min(seg[r], r));
     }
+    let all_rows = q0 + ROWS_PER_WORKGROUP <= seq_len;
 
     // Score role: row lid / 4, keys 8 g .. 8 g + 7 of each tile.
     let g = lid % 4u;
@@ -279,13 +283,9 @@ fn attention_backward(
     // dK/dV role: rows 32 half .. 32 half + 31, keys 4 kq .. 4 kq + 3, vec4 c.
     let half = lid / 128u;
     let kq = (lid % 128u) / 16u;
-    var rs: array<u32, 4>;
-    var rlo: array<u32, 4>;
-    for (var m = 0u; m < 4u; m = m + 1u) {
-        let sm = q0 + rq + 16u * m;
-        rs[m] = sm;
-        rlo[m] = min(seg[min(sm, q_last)], sm);
-    }
+    let rs = q0 + rq + vec4<u32>(0u, 16u, 32u, 48u);
+    let rlo = min(vec4<u32>(seg[min(rs.x, q_last)], seg[min(rs.y, q_last)],
+        seg[min(rs.z, q_last)], seg[min(rs.w, q_last)]), rs);
 
     // Pass B, once per chunk of output dims.
     for (var c0 = 0u; c0 < hd; c0 = c0 + DIM_CHUNK) {
@@ -312,6 +312,8 @@ fn attention_backward(
             } else {
                 workgroupBarrier();
             }
+            // Every query of the tile sees every key of this key tile: no masks (uniform).
+            let full = all_rows && kt >= lo_max && kt + TILE_KEYS - 1u <= q0;
             // (2) dQ += dS K, four keys at a time.
             for (var t = 0u; t < TILE_KEYS; t = t + 4u) {
                 let x = c ^ swz(t);
@@ -323,18 +325,25 @@ fn attention_backward(
                 let d1 = sh_ds[(rq + 16u) * 8u + t / 4u];
                 let d2 = sh_ds[(rq + 32u) * 8u + t / 4u];
                 let d3 = sh_ds[(rq + 48u) * 8u + t / 4u];
-                let v0 = visible4(kt + t, rlo[0], rs[0], true);
-                let v1 = visible4(kt + t, rlo[1], rs[1], true);
-                let v2 = visible4(kt + t, rlo[2], rs[2], true);
-                let v3 = visible4(kt + t, rlo[3], rs[3], true);
-                dq0 = dq0 + masked(d0.x, ka, v0.x) + masked(d0.y, kb, v0.y)
-                    + masked(d0.z, kc, v0.z) + masked(d0.w, kd, v0.w);
-                dq1 = dq1 + masked(d1.x, ka, v1.x) + masked(d1.y, kb, v1.y)
-                    + masked(d1.z, kc, v1.z) + masked(d1.w, kd, v1.w);
-                dq2 = dq2 + masked(d2.x, ka, v2.x) + masked(d2.y, kb, v2.y)
-                    + masked(d2.z, kc, v2.z) + masked(d2.w, kd, v2.w);
-                dq3 = dq3 + masked(d3.x, ka, v3.x) + masked(d3.y, kb, v3.y)
-                    + masked(d3.z, kc, v3.z) + masked(d3.w, kd, v3.w);
+                if (full) {
+                    dq0 = dq0 + d0.x * ka + d0.y * kb + d0.z * kc + d0.w * kd;
+                    dq1 = dq1 + d1.x * ka + d1.y * kb + d1.z * kc + d1.w * kd;
+                    dq2 = dq2 + d2.x * ka + d2.y * kb + d2.z * kc + d2.w * kd;
+                    dq3 = dq3 + d3.x * ka + d3.y * kb + d3.z * kc + d3.w * kd;
+                } else {
+                    let v0 = visible4(kt + t, rlo.x, rs.x, true);
+                    let v1 = visible4(kt + t, rlo.y, rs.y, true);
+                    let v2 = visible4(kt + t, rlo.z, rs.z, true);
+                    let v3 = visible4(kt + t, rlo.w, rs.w, true);
+                    dq0 = dq0 + masked(d0.x, ka, v0.x) + masked(d0.y, kb, v0.y)
+                        + masked(d0.z, kc, v0.z) + masked(d0.w, kd, v0.w);
+                    dq1 = dq1 + masked(d1.x, ka, v1.x) + masked(d1.y, kb, v1.y)
+                        + masked(d1.z, kc, v1.z) + masked(d1.w, kd, v1.w);
+                    dq2 = dq2 + masked(d2.x, ka, v2.x) + masked(d2.y, kb, v2.y)
+                        + masked(d2.z, kc, v2.z) + masked(d2.w, kd, v2.w);
+                    dq3 = dq3 + masked(d3.x, ka, v3.x) + masked(d3.y, kb, v3.y)
+                        + masked(d3.z, kc, v3.z) + masked(d3.w, kd, v3.w);
+                }
             }
             // (3) dK and dV of keys 4 kq .. 4 kq + 3 over this half's rows.
             var dk0 = vec4<f32>(0.0);
@@ -348,20 +357,31 @@ fn attention_backward(
             let r_end = min(32u * half + 32u, q_last + 1u - q0);
             for (var r = 32u * half; r < r_end; r = r + 1u) {
                 let sr = q0 + r;
-                let vis = visible4(kt + 4u * kq, min(seg[sr], sr), sr, true);
                 let base = (sr * n_heads + h) * hd;
                 let qv = q4(base, c0 + c, hd);
                 let ov = do4(base, c0 + c, hd);
                 let dsv = sh_ds[r * 8u + kq];
                 let pv = sh_p[r * 8u + kq];
-                dk0 = dk0 + masked(dsv.x, qv, vis.x);
-                dk1 = dk1 + masked(dsv.y, qv, vis.y);
-                dk2 = dk2 + masked(dsv.z, qv, vis.z);
-                dk3 = dk3 + masked(dsv.w, qv, vis.w);
-                dv0 = dv0 + masked(pv.x, ov, vis.x);
-                dv1 = dv1 + masked(pv.y, ov, vis.y);
-                dv2 = dv2 + masked(pv.z, ov, vis.z);
-                dv3 = dv3 + masked(pv.w, ov, vis.w);
+                if (full) {
+                    dk0 = dk0 + dsv.x * qv;
+                    dk1 = dk1 + dsv.y * qv;
+                    dk2 = dk2 + dsv.z * qv;
+                    dk3 = dk3 + dsv.w * qv;
+                    dv0 = dv0 + pv.x * ov;
+                    dv1 = dv1 + pv.y * ov;
+                    dv2 = dv2 + pv.z * ov;
+                    dv3 = dv3 + pv.w * ov;
+                } else {
+                    let vis = visible4(kt + 4u * kq, min(seg[sr], sr), sr, true);
+                    dk0 = dk0 + masked(dsv.x, qv, vis.x);
+                    dk1 = dk1 + masked(dsv.y, qv, vis.y);
+                    dk2 = dk2 + masked(dsv.z, qv, vis.z);
+                    dk3 = dk3 + masked(dsv.w, qv, vis.w);
+                    dv0 = dv0 + masked(pv.x, ov, vis.x);
+                    dv1 = dv1 + masked(pv.y, ov, vis.y);
+                    dv2 = dv2 + masked(pv.z, ov, vis.z);
+                    dv3 = dv3 + masked(pv.w, ov, vis.w);
+                }
             }
             workgroupBarrier();
             if (half == 1u) {
@@ -384,21 +404,25 @@ fn attention_backward(
                 add_kv(kt + 4u * kq + 3u, kvh, c0 + c, dk3 + sh_k[o + 3u], dv3 + sh_v[o + 3u]);
             }
         }
-        for (var m = 0u; m < 4u; m = m + 1u) {
-            var acc = dq0;
-            if (m == 1u) { acc = dq1; }
-            if (m == 2u) { acc = dq2; }
-            if (m == 3u) { acc = dq3; }
-            if (rs[m] < seq_len) {
-                let o = (rs[m] * n_heads + h) * hd + c0 + c;
-                let d = c0 + c;
-                if (d < hd) { dQ[o] = dQ[o] + acc.x; }
-                if (d + 16u < hd) { dQ[o + 16u] = dQ[o + 16u] + acc.y; }
-                if (d + 32u < hd) { dQ[o + 32u] = dQ[o + 32u] + acc.z; }
-                if (d + 48u < hd) { dQ[o + 48u] = dQ[o + 48u] + acc.w; }
-            }
-        }
+        add_dq(rs.x, h, c0 + c, dq0);
+        add_dq(rs.y, h, c0 + c, dq1);
+        add_dq(rs.z, h, c0 + c, dq2);
+        add_dq(rs.w, h, c0 + c, dq3);
     }
+}
+
+// Adds the vec4 of dims d, d + 16, d + 32, d + 48 of query s's dQ row of head h (owned: no
+// atomics; none past the sequence or head_dim).
+fn add_dq(s: u32, h: u32, d: u32, acc: vec4<f32>) {
+    let hd = dims.w;
+    if (s >= dims.x) {
+        return;
+    }
+    let o = (s * dims.y + h) * hd + d;
+    if (d < hd) { dQ[o] = dQ[o] + acc.x; }
+    if (d + 16u < hd) { dQ[o + 16u] = dQ[o + 16u] + acc.y; }
+    if (d + 32u < hd) { dQ[o + 32u] = dQ[o + 32u] + acc.z; }
+    if (d + 48u < hd) { dQ[o + 48u] = dQ[o + 48u] + acc.w; }
 }
 
 // Adds the vec4 of dims d, d + 16, d + 32, d + 48 of key j's dK and dV (none past the sequence
