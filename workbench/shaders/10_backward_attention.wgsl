@@ -65,35 +65,6 @@ const STRIDE4: u32 = 17u;
 @group(0) @binding(9) var<uniform> params: vec4<f32>;
 @group(0) @binding(10) var<storage, read> seg: array<u32>;
 
-// f32 add on a slot that holds f32 bits: retry until no other invocation changed it in between.
-fn atomic_add_dk(i: u32, v: f32) {
-    if (v == 0.0) {
-        return;
-    }
-    var old = atomicLoad(&dK[i]);
-    loop {
-        let res = atomicCompareExchangeWeak(&dK[i], old, bitcast<u32>(bitcast<f32>(old) + v));
-        if (res.exchanged) {
-            break;
-        }
-        old = res.old_value;
-    }
-}
-
-fn atomic_add_dv(i: u32, v: f32) {
-    if (v == 0.0) {
-        return;
-    }
-    var old = atomicLoad(&dV[i]);
-    loop {
-        let res = atomicCompareExchangeWeak(&dV[i], old, bitcast<u32>(bitcast<f32>(old) + v));
-        if (res.exchanged) {
-            break;
-        }
-        old = res.old_value;
-    }
-}
-
 // Queries per workgroup (the host divides the spec's grid x by it) and keys per tile.
 const ROWS_PER_WORKGROUP: u32 = 64u;
 const TILE_KEYS: u32 = 32u;
@@ -287,13 +258,20 @@ fn attention_backward(
     let rlo = min(vec4<u32>(seg[min(rs.x, q_last)], seg[min(rs.y, q_last)],
         seg[min(rs.z, q_last)], seg[min(rs.w, q_last)]), rs);
 
-    // Pass B, once per chunk of output dims.
+    // Pass B, once per chunk of output dims. Its key tiles are walked from the diagonal down
+    // (neighbouring query tiles, which run at the same time, stay two key tiles apart), and the
+    // heads of a GQA group start n_kt / group tiles apart: fewer workgroups add to one dK/dV
+    // slot at once (walking every tile up from k_lo had them all contend for the first ones).
+    let n_kt = (q_last - k_lo) / TILE_KEYS + 1u;
+    let group = n_heads / n_kv;
+    let rot = (h % group) * n_kt / group;
     for (var c0 = 0u; c0 < hd; c0 = c0 + DIM_CHUNK) {
         var dq0 = vec4<f32>(0.0);
         var dq1 = vec4<f32>(0.0);
         var dq2 = vec4<f32>(0.0);
         var dq3 = vec4<f32>(0.0);
-        for (var kt = k_lo; kt <= q_last; kt = kt + TILE_KEYS) {
+        for (var m = 0u; m < n_kt; m = m + 1u) {
+            let kt = k_lo + ((n_kt - 1u - m + n_kt - rot) % n_kt) * TILE_KEYS;
             // (1) P and dS of this tile.
             let sc = scores(kt, kvh, q_base, g, lid);
             let j0 = kt + 8u * g;
@@ -384,24 +362,27 @@ fn attention_backward(
                 }
             }
             workgroupBarrier();
+            // Half 0 adds the tile's dK, half 1 its dV: each takes the other half's partial sums.
+            let o = (lid % 128u) * 4u;
             if (half == 1u) {
-                let o = (lid - 128u) * 4u;
                 sh_k[o] = dk0;
                 sh_k[o + 1u] = dk1;
                 sh_k[o + 2u] = dk2;
                 sh_k[o + 3u] = dk3;
+            } else {
                 sh_v[o] = dv0;
                 sh_v[o + 1u] = dv1;
                 sh_v[o + 2u] = dv2;
                 sh_v[o + 3u] = dv3;
             }
             workgroupBarrier();
+            let j = kt + 4u * kq;
             if (half == 0u) {
-                let o = lid * 4u;
-                add_kv(kt + 4u * kq, kvh, c0 + c, dk0 + sh_k[o], dv0 + sh_v[o]);
-                add_kv(kt + 4u * kq + 1u, kvh, c0 + c, dk1 + sh_k[o + 1u], dv1 + sh_v[o + 1u]);
-                add_kv(kt + 4u * kq + 2u, kvh, c0 + c, dk2 + sh_k[o + 2u], dv2 + sh_v[o + 2u]);
-                add_kv(kt + 4u * kq + 3u, kvh, c0 + c, dk3 + sh_k[o + 3u], dv3 + sh_v[o + 3u]);
+                add_keys_dk(j, kvh, c0 + c, dk0 + sh_k[o], dk1 + sh_k[o + 1u],
+                    dk2 + sh_k[o + 2u], dk3 + sh_k[o + 3u]);
+            } else {
+                add_keys_dv(j, kvh, c0 + c, dv0 + sh_v[o], dv1 + sh_v[o + 1u],
+                    dv2 + sh_v[o + 2u], dv3 + sh_v[o + 3u]);
             }
         }
         add_dq(rs.x, h, c0 + c, dq0);
@@ -425,29 +406,283 @@ fn add_dq(s: u32, h: u32, d: u32, acc: vec4<f32>) {
     if (d + 48u < hd) { dQ[o + 48u] = dQ[o + 48u] + acc.w; }
 }
 
-// Adds the vec4 of dims d, d + 16, d + 32, d + 48 of key j's dK and dV (none past the sequence
-// or head_dim).
-fn add_kv(j: u32, kvh: u32, d: u32, dk: vec4<f32>, dv: vec4<f32>) {
-    let hd = dims.w;
-    if (j >= dims.x) {
-        return;
+// Element offsets of dims d, d + 16, d + 32, d + 48 of key j's dK/dV row, and which of them
+// exist (inside the sequence and head_dim).
+fn lanes(j: u32, kvh: u32, d: u32) -> vec4<u32> {
+    return vec4<u32>((j * dims.z + kvh) * dims.w + d) + vec4<u32>(0u, 16u, 32u, 48u);
+}
+
+// Not +0 or -0, from the bits: `v != 0.0` may compile to an ordered compare, false for NaN.
+fn nonzero4(v: vec4<f32>) -> vec4<bool> {
+    return (bitcast<vec4<u32>>(v) & vec4<u32>(0x7fffffffu)) != vec4<u32>(0u);
+}
+
+fn lanes_ok(j: u32, d: u32) -> vec4<bool> {
+    let dd = vec4<u32>(d) + vec4<u32>(0u, 16u, 32u, 48u);
+    return (dd < vec4<u32>(dims.w)) & vec4<bool>(j < dims.x);
+}
+
+// Adds v_k to the lanes of key j + k (k = 0..3) of dK, as f32 compare-and-swap on the bits. The
+// sixteen loads, then each round's sixteen compare-and-swaps, are issued before any result is
+// looked at, so their round trips to L2 overlap (one add after another waited out 32 round
+// trips per invocation and key tile). A zero is not added (x + 0 would only turn -0 into +0);
+// a lane that is not added still loads an element that exists, and never writes it.
+fn add_keys_dk(
+    j: u32,
+    kvh: u32,
+    d: u32,
+    v0: vec4<f32>,
+    v1: vec4<f32>,
+    v2: vec4<f32>,
+    v3: vec4<f32>,
+) {
+    let last = arrayLength(&dK) - 1u;
+    let i0 = min(lanes(j + 0u, kvh, d), vec4<u32>(last));
+    let i1 = min(lanes(j + 1u, kvh, d), vec4<u32>(last));
+    let i2 = min(lanes(j + 2u, kvh, d), vec4<u32>(last));
+    let i3 = min(lanes(j + 3u, kvh, d), vec4<u32>(last));
+    var t0 = lanes_ok(j + 0u, d) & nonzero4(v0);
+    var t1 = lanes_ok(j + 1u, d) & nonzero4(v1);
+    var t2 = lanes_ok(j + 2u, d) & nonzero4(v2);
+    var t3 = lanes_ok(j + 3u, d) & nonzero4(v3);
+    var o0 = vec4<u32>(atomicLoad(&dK[i0.x]), atomicLoad(&dK[i0.y]), atomicLoad(&dK[i0.z]),
+        atomicLoad(&dK[i0.w]));
+    var o1 = vec4<u32>(atomicLoad(&dK[i1.x]), atomicLoad(&dK[i1.y]), atomicLoad(&dK[i1.z]),
+        atomicLoad(&dK[i1.w]));
+    var o2 = vec4<u32>(atomicLoad(&dK[i2.x]), atomicLoad(&dK[i2.y]), atomicLoad(&dK[i2.z]),
+        atomicLoad(&dK[i2.w]));
+    var o3 = vec4<u32>(atomicLoad(&dK[i3.x]), atomicLoad(&dK[i3.y]), atomicLoad(&dK[i3.z]),
+        atomicLoad(&dK[i3.w]));
+    loop {
+        if (!any(t0 | t1 | t2 | t3)) {
+            break;
+        }
+        if (t0.x) {
+            let r = atomicCompareExchangeWeak(
+                &dK[i0.x], o0.x, bitcast<u32>(bitcast<f32>(o0.x) + v0.x));
+            t0.x = !r.exchanged;
+            o0.x = r.old_value;
+        }
+        if (t0.y) {
+            let r = atomicCompareExchangeWeak(
+                &dK[i0.y], o0.y, bitcast<u32>(bitcast<f32>(o0.y) + v0.y));
+            t0.y = !r.exchanged;
+            o0.y = r.old_value;
+        }
+        if (t0.z) {
+            let r = atomicCompareExchangeWeak(
+                &dK[i0.z], o0.z, bitcast<u32>(bitcast<f32>(o0.z) + v0.z));
+            t0.z = !r.exchanged;
+            o0.z = r.old_value;
+        }
+        if (t0.w) {
+            let r = atomicCompareExchangeWeak(
+                &dK[i0.w], o0.w, bitcast<u32>(bitcast<f32>(o0.w) + v0.w));
+            t0.w = !r.exchanged;
+            o0.w = r.old_value;
+        }
+        if (t1.x) {
+            let r = atomicCompareExchangeWeak(
+                &dK[i1.x], o1.x, bitcast<u32>(bitcast<f32>(o1.x) + v1.x));
+            t1.x = !r.exchanged;
+            o1.x = r.old_value;
+        }
+        if (t1.y) {
+            let r = atomicCompareExchangeWeak(
+                &dK[i1.y], o1.y, bitcast<u32>(bitcast<f32>(o1.y) + v1.y));
+            t1.y = !r.exchanged;
+            o1.y = r.old_value;
+        }
+        if (t1.z) {
+            let r = atomicCompareExchangeWeak(
+                &dK[i1.z], o1.z, bitcast<u32>(bitcast<f32>(o1.z) + v1.z));
+            t1.z = !r.exchanged;
+            o1.z = r.old_value;
+        }
+        if (t1.w) {
+            let r = atomicCompareExchangeWeak(
+                &dK[i1.w], o1.w, bitcast<u32>(bitcast<f32>(o1.w) + v1.w));
+            t1.w = !r.exchanged;
+            o1.w = r.old_value;
+        }
+        if (t2.x) {
+            let r = atomicCompareExchangeWeak(
+                &dK[i2.x], o2.x, bitcast<u32>(bitcast<f32>(o2.x) + v2.x));
+            t2.x = !r.exchanged;
+            o2.x = r.old_value;
+        }
+        if (t2.y) {
+            let r = atomicCompareExchangeWeak(
+                &dK[i2.y], o2.y, bitcast<u32>(bitcast<f32>(o2.y) + v2.y));
+            t2.y = !r.exchanged;
+            o2.y = r.old_value;
+        }
+        if (t2.z) {
+            let r = atomicCompareExchangeWeak(
+                &dK[i2.z], o2.z, bitcast<u32>(bitcast<f32>(o2.z) + v2.z));
+            t2.z = !r.exchanged;
+            o2.z = r.old_value;
+        }
+        if (t2.w) {
+            let r = atomicCompareExchangeWeak(
+                &dK[i2.w], o2.w, bitcast<u32>(bitcast<f32>(o2.w) + v2.w));
+            t2.w = !r.exchanged;
+            o2.w = r.old_value;
+        }
+        if (t3.x) {
+            let r = atomicCompareExchangeWeak(
+                &dK[i3.x], o3.x, bitcast<u32>(bitcast<f32>(o3.x) + v3.x));
+            t3.x = !r.exchanged;
+            o3.x = r.old_value;
+        }
+        if (t3.y) {
+            let r = atomicCompareExchangeWeak(
+                &dK[i3.y], o3.y, bitcast<u32>(bitcast<f32>(o3.y) + v3.y));
+            t3.y = !r.exchanged;
+            o3.y = r.old_value;
+        }
+        if (t3.z) {
+            let r = atomicCompareExchangeWeak(
+                &dK[i3.z], o3.z, bitcast<u32>(bitcast<f32>(o3.z) + v3.z));
+            t3.z = !r.exchanged;
+            o3.z = r.old_value;
+        }
+        if (t3.w) {
+            let r = atomicCompareExchangeWeak(
+                &dK[i3.w], o3.w, bitcast<u32>(bitcast<f32>(o3.w) + v3.w));
+            t3.w = !r.exchanged;
+            o3.w = r.old_value;
+        }
     }
-    let o = (j * dims.z + kvh) * hd + d;
-    if (d < hd) {
-        atomic_add_dk(o, dk.x);
-        atomic_add_dv(o, dv.x);
-    }
-    if (d + 16u < hd) {
-        atomic_add_dk(o + 16u, dk.y);
-        atomic_add_dv(o + 16u, dv.y);
-    }
-    if (d + 32u < hd) {
-        atomic_add_dk(o + 32u, dk.z);
-        atomic_add_dv(o + 32u, dv.z);
-    }
-    if (d + 48u < hd) {
-        atomic_add_dk(o + 48u, dk.w);
-        atomic_add_dv(o + 48u, dv.w);
+}
+
+// add_keys_dk for dV.
+fn add_keys_dv(
+    j: u32,
+    kvh: u32,
+    d: u32,
+    v0: vec4<f32>,
+    v1: vec4<f32>,
+    v2: vec4<f32>,
+    v3: vec4<f32>,
+) {
+    let last = arrayLength(&dV) - 1u;
+    let i0 = min(lanes(j + 0u, kvh, d), vec4<u32>(last));
+    let i1 = min(lanes(j + 1u, kvh, d), vec4<u32>(last));
+    let i2 = min(lanes(j + 2u, kvh, d), vec4<u32>(last));
+    let i3 = min(lanes(j + 3u, kvh, d), vec4<u32>(last));
+    var t0 = lanes_ok(j + 0u, d) & nonzero4(v0);
+    var t1 = lanes_ok(j + 1u, d) & nonzero4(v1);
+    var t2 = lanes_ok(j + 2u, d) & nonzero4(v2);
+    var t3 = lanes_ok(j + 3u, d) & nonzero4(v3);
+    var o0 = vec4<u32>(atomicLoad(&dV[i0.x]), atomicLoad(&dV[i0.y]), atomicLoad(&dV[i0.z]),
+        atomicLoad(&dV[i0.w]));
+    var o1 = vec4<u32>(atomicLoad(&dV[i1.x]), atomicLoad(&dV[i1.y]), atomicLoad(&dV[i1.z]),
+        atomicLoad(&dV[i1.w]));
+    var o2 = vec4<u32>(atomicLoad(&dV[i2.x]), atomicLoad(&dV[i2.y]), atomicLoad(&dV[i2.z]),
+        atomicLoad(&dV[i2.w]));
+    var o3 = vec4<u32>(atomicLoad(&dV[i3.x]), atomicLoad(&dV[i3.y]), atomicLoad(&dV[i3.z]),
+        atomicLoad(&dV[i3.w]));
+    loop {
+        if (!any(t0 | t1 | t2 | t3)) {
+            break;
+        }
+        if (t0.x) {
+            let r = atomicCompareExchangeWeak(
+                &dV[i0.x], o0.x, bitcast<u32>(bitcast<f32>(o0.x) + v0.x));
+            t0.x = !r.exchanged;
+            o0.x = r.old_value;
+        }
+        if (t0.y) {
+            let r = atomicCompareExchangeWeak(
+                &dV[i0.y], o0.y, bitcast<u32>(bitcast<f32>(o0.y) + v0.y));
+            t0.y = !r.exchanged;
+            o0.y = r.old_value;
+        }
+        if (t0.z) {
+            let r = atomicCompareExchangeWeak(
+                &dV[i0.z], o0.z, bitcast<u32>(bitcast<f32>(o0.z) + v0.z));
+            t0.z = !r.exchanged;
+            o0.z = r.old_value;
+        }
+        if (t0.w) {
+            let r = atomicCompareExchangeWeak(
+                &dV[i0.w], o0.w, bitcast<u32>(bitcast<f32>(o0.w) + v0.w));
+            t0.w = !r.exchanged;
+            o0.w = r.old_value;
+        }
+        if (t1.x) {
+            let r = atomicCompareExchangeWeak(
+                &dV[i1.x], o1.x, bitcast<u32>(bitcast<f32>(o1.x) + v1.x));
+            t1.x = !r.exchanged;
+            o1.x = r.old_value;
+        }
+        if (t1.y) {
+            let r = atomicCompareExchangeWeak(
+                &dV[i1.y], o1.y, bitcast<u32>(bitcast<f32>(o1.y) + v1.y));
+            t1.y = !r.exchanged;
+            o1.y = r.old_value;
+        }
+        if (t1.z) {
+            let r = atomicCompareExchangeWeak(
+                &dV[i1.z], o1.z, bitcast<u32>(bitcast<f32>(o1.z) + v1.z));
+            t1.z = !r.exchanged;
+            o1.z = r.old_value;
+        }
+        if (t1.w) {
+            let r = atomicCompareExchangeWeak(
+                &dV[i1.w], o1.w, bitcast<u32>(bitcast<f32>(o1.w) + v1.w));
+            t1.w = !r.exchanged;
+            o1.w = r.old_value;
+        }
+        if (t2.x) {
+            let r = atomicCompareExchangeWeak(
+                &dV[i2.x], o2.x, bitcast<u32>(bitcast<f32>(o2.x) + v2.x));
+            t2.x = !r.exchanged;
+            o2.x = r.old_value;
+        }
+        if (t2.y) {
+            let r = atomicCompareExchangeWeak(
+                &dV[i2.y], o2.y, bitcast<u32>(bitcast<f32>(o2.y) + v2.y));
+            t2.y = !r.exchanged;
+            o2.y = r.old_value;
+        }
+        if (t2.z) {
+            let r = atomicCompareExchangeWeak(
+                &dV[i2.z], o2.z, bitcast<u32>(bitcast<f32>(o2.z) + v2.z));
+            t2.z = !r.exchanged;
+            o2.z = r.old_value;
+        }
+        if (t2.w) {
+            let r = atomicCompareExchangeWeak(
+                &dV[i2.w], o2.w, bitcast<u32>(bitcast<f32>(o2.w) + v2.w));
+            t2.w = !r.exchanged;
+            o2.w = r.old_value;
+        }
+        if (t3.x) {
+            let r = atomicCompareExchangeWeak(
+                &dV[i3.x], o3.x, bitcast<u32>(bitcast<f32>(o3.x) + v3.x));
+            t3.x = !r.exchanged;
+            o3.x = r.old_value;
+        }
+        if (t3.y) {
+            let r = atomicCompareExchangeWeak(
+                &dV[i3.y], o3.y, bitcast<u32>(bitcast<f32>(o3.y) + v3.y));
+            t3.y = !r.exchanged;
+            o3.y = r.old_value;
+        }
+        if (t3.z) {
+            let r = atomicCompareExchangeWeak(
+                &dV[i3.z], o3.z, bitcast<u32>(bitcast<f32>(o3.z) + v3.z));
+            t3.z = !r.exchanged;
+            o3.z = r.old_value;
+        }
+        if (t3.w) {
+            let r = atomicCompareExchangeWeak(
+                &dV[i3.w], o3.w, bitcast<u32>(bitcast<f32>(o3.w) + v3.w));
+            t3.w = !r.exchanged;
+            o3.w = r.old_value;
+        }
     }
 }
 
