@@ -134,35 +134,53 @@ struct Scores {
     pb: vec4<f32>,
 }
 
-// The scores of query row q_base (global Q / dO, read through the cache: the workgroup's 64
-// rows are reused by every key tile) against keys kt + 8 g + i, over every chunk of head_dim.
-// Leaves the last chunk of K and V in sh_k and sh_v.
+// One vec4 of dims of Q and dO against keys 8 g .. 8 g + 7 (their vec4s at k + 16 i).
+fn score_step(r: Scores, qv: vec4<f32>, ov: vec4<f32>, k: u32) -> Scores {
+    var o = r;
+    o.sa.x = o.sa.x + dot(qv, sh_k[k]);
+    o.sa.y = o.sa.y + dot(qv, sh_k[k + 16u]);
+    o.sa.z = o.sa.z + dot(qv, sh_k[k + 32u]);
+    o.sa.w = o.sa.w + dot(qv, sh_k[k + 48u]);
+    o.sb.x = o.sb.x + dot(qv, sh_k[k + 64u]);
+    o.sb.y = o.sb.y + dot(qv, sh_k[k + 80u]);
+    o.sb.z = o.sb.z + dot(qv, sh_k[k + 96u]);
+    o.sb.w = o.sb.w + dot(qv, sh_k[k + 112u]);
+    o.pa.x = o.pa.x + dot(ov, sh_v[k]);
+    o.pa.y = o.pa.y + dot(ov, sh_v[k + 16u]);
+    o.pa.z = o.pa.z + dot(ov, sh_v[k + 32u]);
+    o.pa.w = o.pa.w + dot(ov, sh_v[k + 48u]);
+    o.pb.x = o.pb.x + dot(ov, sh_v[k + 64u]);
+    o.pb.y = o.pb.y + dot(ov, sh_v[k + 80u]);
+    o.pb.z = o.pb.z + dot(ov, sh_v[k + 96u]);
+    o.pb.w = o.pb.w + dot(ov, sh_v[k + 112u]);
+    return o;
+}
+
+// This invocation's Q and dO rows (score role) when head_dim <= DIM_CHUNK: loaded once, used by
+// every key tile of both passes, so the score loop reads only workgroup memory.
+var<private> q_row: array<vec4<f32>, 16>;
+var<private> o_row: array<vec4<f32>, 16>;
+
+// The scores of query row q_base against keys kt + 8 g + i, over every chunk of head_dim: Q and
+// dO from q_row / o_row, or (head_dim > DIM_CHUNK) from global memory through the cache. Leaves
+// the last chunk of K and V in sh_k and sh_v.
 fn scores(kt: u32, kvh: u32, q_base: u32, g: u32, lid: u32) -> Scores {
     let hd = dims.w;
     var r = Scores(vec4<f32>(0.0), vec4<f32>(0.0), vec4<f32>(0.0), vec4<f32>(0.0));
     let k0 = 8u * g * 16u;
+    if (hd <= DIM_CHUNK) {
+        load_kv(kt, 0u, kvh, lid);
+        for (var c = 0u; c < CHUNK4; c = c + 1u) {
+            r = score_step(r, q_row[c], o_row[c], k0 + (c ^ g));
+        }
+        return r;
+    }
     for (var c0 = 0u; c0 < hd; c0 = c0 + DIM_CHUNK) {
         load_kv(kt, c0, kvh, lid);
         for (var c = 0u; c < CHUNK4; c = c + 1u) {
             let qv = q4(q_base, c0 + c, hd);
             let ov = do4(q_base, c0 + c, hd);
-            let x = c ^ g;
-            r.sa.x = r.sa.x + dot(qv, sh_k[k0 + x]);
-            r.sa.y = r.sa.y + dot(qv, sh_k[k0 + 16u + x]);
-            r.sa.z = r.sa.z + dot(qv, sh_k[k0 + 32u + x]);
-            r.sa.w = r.sa.w + dot(qv, sh_k[k0 + 48u + x]);
-            r.sb.x = r.sb.x + dot(qv, sh_k[k0 + 64u + x]);
-            r.sb.y = r.sb.y + dot(qv, sh_k[k0 + 80u + x]);
-            r.sb.z = r.sb.z + dot(qv, sh_k[k0 + 96u + x]);
-            r.sb.w = r.sb.w + dot(qv, sh_k[k0 + 112u + x]);
-            r.pa.x = r.pa.x + dot(ov, sh_v[k0 + x]);
-            r.pa.y = r.pa.y + dot(ov, sh_v[k0 + 16u + x]);
-            r.pa.z = r.pa.z + dot(ov, sh_v[k0 + 32u + x]);
-            r.pa.w = r.pa.w + dot(ov, sh_v[k0 + 48u + x]);
-            r.pb.x = r.pb.x + dot(ov, sh_v[k0 + 64u + x]);
-            r.pb.y = r.pb.y + dot(ov, sh_v[k0 + 80u + x]);
-            r.pb.z = r.pb.z + dot(ov, sh_v[k0 + 96u + x]);
-            r.pb.w = r.pb.w + dot(ov, sh_v[k0 + 112u + x]);
+            r = score_step(r, qv, ov, k0 + (c ^ g));
         }
     }
     return r;
@@ -229,6 +247,12 @@ fn attention_backward(
     let lo = min(seg[sq], sq);
     let lse = LSE[sq * n_heads + h];
     let q_base = (sq * n_heads + h) * hd;
+    if (hd <= DIM_CHUNK) {
+        for (var c = 0u; c < CHUNK4; c = c + 1u) {
+            q_row[c] = q4(q_base, c, hd);
+            o_row[c] = do4(q_base, c, hd);
+        }
+    }
 
     // Pass A: D = sum_j P dP over the visible keys.
     var d_part = 0.0;
