@@ -248,10 +248,10 @@ def test_odd_head_dim_and_documents(session, kernel: str) -> None:
 
 @pytest.mark.parametrize("kernel", ALL)
 def test_head_dim_and_seq_off_the_score_tiling(session, kernel: str) -> None:
-    """head_dim 37: a chunk of 64 dims ends mid-vec4 (lanes 16 dims apart) and 6 groups of 37
-    lanes (streaming kernel) leave 34 idle; seq 45 ends mid-tile (16 queries and 32 keys per tile
-    of the split kernels, 4 keys per dKdV workgroup) with the second document's keys starting
-    mid-tile too (2 documents)."""
+    """head_dim 37: a chunk of 64 dims ends mid-vec4 (lanes 16 dims apart); seq 45 ends mid-tile
+    (64 queries and 32 keys per tile of the forward and streaming kernels, 16 and 32 of the split
+    short kernel, 2 keys per dKdV workgroup) with the second document's keys starting mid-tile too
+    (2 documents)."""
     dims = {"seq": 45, "n_heads": 4, "n_kv_heads": 2, "head_dim": 37, "docs": 2}
     _assert_ok(session.run(kernel, dims=dims, seed=14), kernel)
 

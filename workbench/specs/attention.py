@@ -439,7 +439,7 @@ SPECS = [
         cost=_fwd_cost,
         special=_FWD_SPECIAL,
         doc="Causal GQA softmax attention with a document mask; streaming online softmax over "
-        "tiles of 32 keys, one workgroup per tile of 16 queries of one head (the spec's grid, one "
+        "tiles of 32 keys, one workgroup per tile of 64 queries of one head (the spec's grid, one "
         "workgroup per (s, h), divided by the kernel's ROWS_PER_WORKGROUP). Writes O and the "
         "natural-log LSE of the scaled, masked scores.",
     ),
