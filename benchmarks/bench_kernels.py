@@ -173,6 +173,16 @@ ROWS = [
         )
         for seq in ATTN_SEQS
     ),
+    *(
+        Row(
+            f"attention backward, streaming, seq {seq}, O-bound ABI variant",
+            ("attention_backward_o",),
+            ATTN | {"seq": seq},
+            "attn_bwd",
+            seed="attention_backward",
+        )
+        for seq in ATTN_SEQS[1:]
+    ),
 ]
 
 
@@ -559,6 +569,10 @@ def markdown(results: list[Result], header: dict[str, str]) -> str:
         "`array<vec4<f32>>` instead of the seed's `array<f32>` (benchmarks/abi_variants/, checked "
         "against the same float64 references), over the seed kernel's bytes: what the wider "
         "element type buys; they carry no targets",
+        '- rows marked "O-bound ABI variant": the streaming attention backward with one more '
+        "binding, the forward's O, so D = rowsum(dO * O) replaces the seed kernel's first pass "
+        "over the keys (benchmarks/abi_variants/attention_o.wgsl, checked against the float64 "
+        "reference with that D); no targets",
         "",
         "| kernel | sizes | ours ms | GB/s | GFLOP/s | copy ms | % of copy | WGSL copy ms | "
         "% of WGSL copy | eager ms | vs eager | compile ms | vs compile | targets |",

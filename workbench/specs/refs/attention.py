@@ -187,8 +187,11 @@ def attention_backward(
     seg: np.ndarray,
     scale: float,
     keep_p: bool = False,
+    d_rows: np.ndarray | None = None,
 ) -> dict[str, np.ndarray]:
     """Gradients of L = <dO, O> w.r.t. Q, K, V, given the saved LSE; with `keep_p` also P and dS.
+    `d_rows` [seq, n_heads] gives D instead (FlashAttention's rowsum(dO * O), for a kernel that
+    binds O).
 
     P = exp(S - LSE) on visible keys (the softmax when LSE is the forward's), dP = dO V^T,
     D = sum_j P dP (the seed's formula; FlashAttention's rowsum(dO * O) is the same number, but
@@ -217,7 +220,10 @@ def attention_backward(
         s_ = scale * _contract("shd,jhd->shj", q[rows], kk[keys])
         p = np.where(mask, np.exp(np.where(mask, s_ - lse[rows][:, :, None], 0.0)), 0.0)
         dp = _contract("shd,jhd->shj", do[rows], vv[keys])
-        big_d = np.where(mask, p * dp, 0.0).sum(axis=2)
+        if d_rows is None:
+            big_d = np.where(mask, p * dp, 0.0).sum(axis=2)
+        else:
+            big_d = np.asarray(d_rows, dtype=np.float64)[rows]
         ds = np.where(mask, scale * p * (dp - big_d[:, :, None]), 0.0)
         dq[rows] = visible_einsum("shj,jhd->shd", ds, kk[keys], mask)
         dk[keys] += visible_einsum("shj,shd->jhd", ds, q[rows], mask)
