@@ -48,7 +48,7 @@ def attention_backward_o(
     dO: np.ndarray,
     LSE: np.ndarray,
     seg: np.ndarray,
-    O: np.ndarray,
+    O: np.ndarray,  # noqa: E741 (the binding's name: references take inputs by name)
     *,
     head_dim: int,
     **_: int,
@@ -56,7 +56,5 @@ def attention_backward_o(
     """The seed's backward with D = rowsum(dO * O) from the bound O (any O: the kernel takes it
     as given, as the reference does)."""
     d_rows = np.einsum("shd,shd->sh", np.asarray(dO, np.float64), np.asarray(O, np.float64))
-    g = attention.attention_backward(
-        Q, K, V, dO, LSE, seg, 1.0 / np.sqrt(head_dim), d_rows=d_rows
-    )
+    g = attention.attention_backward(Q, K, V, dO, LSE, seg, 1.0 / np.sqrt(head_dim), d_rows=d_rows)
     return {"dQ": g["dQ"], "dK": g["dK"], "dV": g["dV"]}
