@@ -27,12 +27,12 @@ vary, over the same bytes and with the same peers: what a wider element type buy
 sizes are far over the H100's 50 MB L2 cache. Without torch and CUDA only our times (and a WGSL copy) are shown.
 
     python benchmarks/bench_kernels.py [--reps 50] [--only LABEL ...] [--check]
-        [--json OUT.json] [--write-docs docs/benchmarks.md]
+        [--json OUT.json] [--write-docs docs/benchmarks.md [--section "## TITLE"]]
 
 `--check` also compares every output with the spec's float64 reference at the benchmark sizes
 (slow on a CPU). `--write-docs` replaces the generated part of the section "## Kernels on the
-H100" of the given Markdown file (creating the section if missing); the prose after the
-generated part is kept.
+H100" (or `--section`) of the given Markdown file (creating the section if missing); the prose
+after the generated part, and every other section, are kept.
 """
 
 from __future__ import annotations
@@ -548,8 +548,9 @@ def markdown(results: list[Result], header: dict[str, str]) -> str:
     lines = [
         BEGIN,
         "",
-        f"Measured {header['date']} by `python benchmarks/bench_kernels.py --write-docs "
-        "docs/benchmarks.md` in one run on one GPU:",
+        f"Measured {header['date']} by "
+        f"`{header.get('command', 'python benchmarks/bench_kernels.py --write-docs docs/benchmarks.md')}`"
+        " in one run on one GPU:",
         "",
         f"- device: {header['device']}; driver {header['driver']}; torch {header['torch']}",
         f"- copy roofline: a torch device-to-device copy of 256 MiB moved "
@@ -623,17 +624,24 @@ def load_results(path: Path) -> tuple[dict[str, str], list[Result]]:
     return data["header"], results
 
 
-def write_docs(path: Path, generated: str) -> None:
-    """Replace the generated part of SECTION in `path`, or add the section; keep the prose."""
+def write_docs(path: Path, generated: str, section: str = SECTION) -> None:
+    """Replace the generated part of `section` in `path`, or add the section; keep the prose and
+    every other section (their generated parts included)."""
     text = path.read_text() if path.exists() else "# Benchmarks\n"
-    if SECTION not in text:
-        text = text.rstrip("\n") + f"\n\n{SECTION}\n\n{generated}\n"
-    elif BEGIN in text and END in text:
+    start = text.find(f"{section}\n")
+    if start < 0:
+        path.write_text(text.rstrip("\n") + f"\n\n{section}\n\n{generated}\n")
+        return
+    body = start + len(section) + 1
+    nxt = text.find("\n## ", body)
+    end = len(text) if nxt < 0 else nxt
+    part = text[body:end]
+    if BEGIN in part and END in part:
         pattern = re.escape(BEGIN) + ".*?" + re.escape(END)
-        text = re.sub(pattern, lambda _m: generated, text, count=1, flags=re.S)
+        part = re.sub(pattern, lambda _m: generated, part, count=1, flags=re.S)
     else:
-        text = text.replace(SECTION, f"{SECTION}\n\n{generated}", 1)
-    path.write_text(text)
+        part = f"\n{generated}\n{part}"
+    path.write_text(text[:body] + part + text[end:])
 
 
 def main() -> int:
@@ -645,6 +653,9 @@ def main() -> int:
     ap.add_argument("--json", metavar="FILE")
     ap.add_argument("--write-docs", metavar="FILE")
     ap.add_argument(
+        "--section", default=SECTION, help=f'the Markdown section --write-docs fills ("{SECTION}")'
+    )
+    ap.add_argument(
         "--from-json", metavar="FILE", help="render --write-docs from a saved --json run instead"
     )
     args = ap.parse_args()
@@ -652,7 +663,7 @@ def main() -> int:
         if not args.write_docs:
             ap.error("--from-json renders a saved run: give --write-docs FILE")
         header, results = load_results(Path(args.from_json))
-        write_docs(Path(args.write_docs), markdown(results, header))
+        write_docs(Path(args.write_docs), markdown(results, header), args.section)
         return 0
     try:
         import torch
@@ -671,6 +682,7 @@ def main() -> int:
         "torch": torch.__version__ if torch else "absent",
         "copy_gbs": "–",
         "reps": str(args.reps),
+        "command": " ".join(["python", "benchmarks/bench_kernels.py", *sys.argv[1:]]),
     }
     if torch is not None:
         src = torch.empty(64 << 20, device="cuda")
@@ -705,7 +717,7 @@ def main() -> int:
         data = {"header": header, "rows": [r.to_json() for r in results]}
         Path(args.json).write_text(json.dumps(data, indent=2, default=str))
     if args.write_docs:
-        write_docs(Path(args.write_docs), markdown(results, header))
+        write_docs(Path(args.write_docs), markdown(results, header), args.section)
     return 0
 
 
