@@ -42,6 +42,7 @@ import datetime
 import json
 import math
 import re
+import shlex
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -682,7 +683,7 @@ def main() -> int:
         "torch": torch.__version__ if torch else "absent",
         "copy_gbs": "–",
         "reps": str(args.reps),
-        "command": " ".join(["python", "benchmarks/bench_kernels.py", *sys.argv[1:]]),
+        "command": shlex.join(["python", "benchmarks/bench_kernels.py", *sys.argv[1:]]),
     }
     if torch is not None:
         src = torch.empty(64 << 20, device="cuda")
