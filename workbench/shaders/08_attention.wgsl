@@ -15,19 +15,22 @@
 //
 // Tiling (FlashAttention-2's forward, in workgroup memory): a workgroup owns 64 queries and walks
 // their keys in tiles of TILE_KEYS with an online softmax (running max m, running sum l). Per
-// tile, K and V (one chunk of DIM_CHUNK dims, vec4 c = dims c, c + 16, c + 32, c + 48, swizzled
-// as in 10_backward_attention.wgsl) go to workgroup memory; invocation (row lid / 4, g = lid % 4)
-// scores its query against keys 8 g .. 8 g + 7 (its Q row in registers when head_dim <= 64: the
-// loop reads only workgroup memory, and a K vec4 serves the 8 rows of a warp at once), the four
-// invocations of a row meet in workgroup memory for the row's max, P goes to workgroup memory,
-// and the same invocation adds P V into the vec4s g, g + 4, g + 8, g + 12 of its row's output.
+// tile, K and V (one chunk of DIM_CHUNK dims, vec4 c = dims c, c + 16, c + 32, c + 48, swizzled)
+// go to workgroup memory; invocation (rp = lid / 8, g = lid % 8) scores two queries, rows rp and
+// rp + 32, against keys 4 g .. 4 g + 3, its two Q rows in registers when head_dim <= 64: the
+// score loop reads only workgroup memory, each K vec4 feeds two dot products, and one load
+// instruction serves the 4 row pairs of a warp. The eight invocations of a row meet in
+// workgroup memory for the row's max, P goes to workgroup memory, and the same invocation adds
+// P V into the vec4s g and g + 8 of both rows' outputs (each V vec4 read feeds both rows).
 // Lanes 16 dims apart keep every global load instruction contiguous across 16 invocations (the
 // ABI's scalar arrays give no vec4 loads). A row's sum l is kept per invocation against the
 // shared max and summed once at the end. Key tiles that every query of the tile sees skip the
 // mask; the others select hidden pairs away (a hidden key's V, NaN say, never meets a 0).
 // head_dim > DIM_CHUNK runs the whole walk once per chunk of output dims (the scores over every
-// chunk are recomputed): rare, correct. (The previous kernel, 16 queries per workgroup and two
-// keys per invocation, read three vec4 from workgroup memory per two dot products.)
+// chunk are recomputed): rare, correct. Measured on the H100 at seq 2048 / 8192: the previous
+// kernel (16 queries per workgroup, two keys per invocation) 0.985 / 13.16 ms; one query row
+// per invocation (64 x 32 tiles, 8 keys each) 0.853 / 9.96 ms; 32 queries per workgroup with
+// one row per invocation 0.896 / 12.37 ms; this one 0.731 / 8.39 ms.
 
 const MAX_HEAD_DIM: u32 = 256u;
 // Queries per workgroup, keys per tile, dims per chunk (16 vec4).
@@ -50,19 +53,21 @@ const NEG_BIG: f32 = -3.0e38;
 @group(0) @binding(7) var<storage, read> seg: array<u32>;
 
 // K and V of the tile: key k's vec4 c at k * 16 + (c ^ swz(k)). P of the tile: row r's keys
-// 4 i .. 4 i + 3 in vec4 r * 8 + i. sh_row: the four partial maxima (then sums) of each row.
+// 4 i .. 4 i + 3 in vec4 r * 8 + i. sh_row: the eight partial maxima (then sums) of each row
+// pair's first row at lid, of its second at 256 + lid.
 var<workgroup> sh_k: array<vec4<f32>, 512>;
 var<workgroup> sh_v: array<vec4<f32>, 512>;
 var<workgroup> sh_p: array<vec4<f32>, 512>;
-var<workgroup> sh_row: array<f32, 256>;
+var<workgroup> sh_row: array<f32, 512>;
 
-// The invocation's Q row when head_dim <= DIM_CHUNK (loaded once for every key tile).
+// The invocation's two Q rows when head_dim <= DIM_CHUNK (loaded once for every key tile).
 var<private> q_row: array<vec4<f32>, 16>;
+var<private> q_row1: array<vec4<f32>, 16>;
 
-// The swizzle: the four keys one load of the score loop reads (8 g + i, g = 0..3) land on
-// distinct banks, and so do the four vec4s of one key the P V loop reads.
+// The swizzle: the eight keys one load of the score loop reads (4 g + i, g = 0..7) land on
+// distinct banks, and so do the eight vec4s of one key the P V loop reads.
 fn swz(k: u32) -> u32 {
-    return (k >> 3u) & 3u;
+    return (k >> 2u) & 7u;
 }
 
 // Elements d, d + 16, d + 32, d + 48 of the row starting at `base`, zero past head_dim (so
@@ -100,42 +105,40 @@ fn load_kv(kt: u32, c0: u32, kvh: u32, lid: u32) {
     workgroupBarrier();
 }
 
-// Q.K of one query row against keys 8 g .. 8 g + 7 (a: the first four).
+// Q.K of two query rows against keys 4 g .. 4 g + 3.
 struct Scores {
-    sa: vec4<f32>,
-    sb: vec4<f32>,
+    s0: vec4<f32>,
+    s1: vec4<f32>,
 }
 
-fn score_step(r: Scores, qv: vec4<f32>, k: u32) -> Scores {
+fn score_step(r: Scores, q0v: vec4<f32>, q1v: vec4<f32>, k: u32) -> Scores {
     var o = r;
-    o.sa.x = o.sa.x + dot(qv, sh_k[k]);
-    o.sa.y = o.sa.y + dot(qv, sh_k[k + 16u]);
-    o.sa.z = o.sa.z + dot(qv, sh_k[k + 32u]);
-    o.sa.w = o.sa.w + dot(qv, sh_k[k + 48u]);
-    o.sb.x = o.sb.x + dot(qv, sh_k[k + 64u]);
-    o.sb.y = o.sb.y + dot(qv, sh_k[k + 80u]);
-    o.sb.z = o.sb.z + dot(qv, sh_k[k + 96u]);
-    o.sb.w = o.sb.w + dot(qv, sh_k[k + 112u]);
+    let ka = sh_k[k];
+    let kb = sh_k[k + 16u];
+    let kc = sh_k[k + 32u];
+    let kd = sh_k[k + 48u];
+    o.s0 = o.s0 + vec4<f32>(dot(q0v, ka), dot(q0v, kb), dot(q0v, kc), dot(q0v, kd));
+    o.s1 = o.s1 + vec4<f32>(dot(q1v, ka), dot(q1v, kb), dot(q1v, kc), dot(q1v, kd));
     return o;
 }
 
-// The scores of query row q_base against keys kt + 8 g + i over every chunk of head_dim; then
-// chunk c0 of K and V stays in workgroup memory (reloaded when head_dim > DIM_CHUNK).
-fn scores(kt: u32, c0: u32, kvh: u32, q_base: u32, g: u32, lid: u32) -> Scores {
+// The scores of query rows qb0 and qb1 against keys kt + 4 g + i over every chunk of head_dim;
+// then chunk c0 of K and V stays in workgroup memory (reloaded when head_dim > DIM_CHUNK).
+fn scores(kt: u32, c0: u32, kvh: u32, qb0: u32, qb1: u32, g: u32, lid: u32) -> Scores {
     let hd = dims.w;
     var r = Scores(vec4<f32>(0.0), vec4<f32>(0.0));
-    let k0 = 8u * g * 16u;
+    let k0 = 4u * g * 16u;
     if (hd <= DIM_CHUNK) {
         load_kv(kt, 0u, kvh, lid);
         for (var c = 0u; c < CHUNK4; c = c + 1u) {
-            r = score_step(r, q_row[c], k0 + (c ^ g));
+            r = score_step(r, q_row[c], q_row1[c], k0 + (c ^ g));
         }
         return r;
     }
     for (var d0 = 0u; d0 < hd; d0 = d0 + DIM_CHUNK) {
         load_kv(kt, d0, kvh, lid);
         for (var c = 0u; c < CHUNK4; c = c + 1u) {
-            r = score_step(r, q4(q_base, d0 + c, hd), k0 + (c ^ g));
+            r = score_step(r, q4(qb0, d0 + c, hd), q4(qb1, d0 + c, hd), k0 + (c ^ g));
         }
     }
     load_kv(kt, c0, kvh, lid);
@@ -152,36 +155,52 @@ fn masked(x: f32, v: vec4<f32>, vis: bool) -> vec4<f32> {
     return select(vec4<f32>(0.0), x * v, vis);
 }
 
-// The output accumulators of one invocation: vec4s g, g + 4, g + 8, g + 12 of its row's chunk.
+// The output accumulators of one invocation: vec4s g and g + 8 of its two rows.
 struct Acc {
     a0: vec4<f32>,
     a1: vec4<f32>,
-    a2: vec4<f32>,
-    a3: vec4<f32>,
+    b0: vec4<f32>,
+    b1: vec4<f32>,
 }
 
-// acc += p * V[key t] over the four vec4s of this invocation (vec4 c of key t at t * 16 +
-// (c ^ swz(t))), the product selected away where the key is hidden.
-fn pv_step(acc: Acc, p: f32, t: u32, g: u32, vis: bool) -> Acc {
+// acc += p * V[key t] for both rows (p0, p1), the products of hidden pairs selected away.
+fn pv_step(acc: Acc, p0: f32, p1: f32, t: u32, g: u32, v0: bool, v1: bool) -> Acc {
     let x = swz(t);
     let b = t * 16u;
+    let va = sh_v[b + (g ^ x)];
+    let vb = sh_v[b + ((g + 8u) ^ x)];
     var o = acc;
-    o.a0 = o.a0 + masked(p, sh_v[b + (g ^ x)], vis);
-    o.a1 = o.a1 + masked(p, sh_v[b + ((g + 4u) ^ x)], vis);
-    o.a2 = o.a2 + masked(p, sh_v[b + ((g + 8u) ^ x)], vis);
-    o.a3 = o.a3 + masked(p, sh_v[b + ((g + 12u) ^ x)], vis);
+    o.a0 = o.a0 + masked(p0, va, v0);
+    o.a1 = o.a1 + masked(p0, vb, v0);
+    o.b0 = o.b0 + masked(p1, va, v1);
+    o.b1 = o.b1 + masked(p1, vb, v1);
     return o;
 }
 
-fn pv_step_all(acc: Acc, p: f32, t: u32, g: u32) -> Acc {
+fn pv_step_all(acc: Acc, p0: f32, p1: f32, t: u32, g: u32) -> Acc {
     let x = swz(t);
     let b = t * 16u;
+    let va = sh_v[b + (g ^ x)];
+    let vb = sh_v[b + ((g + 8u) ^ x)];
     var o = acc;
-    o.a0 = o.a0 + p * sh_v[b + (g ^ x)];
-    o.a1 = o.a1 + p * sh_v[b + ((g + 4u) ^ x)];
-    o.a2 = o.a2 + p * sh_v[b + ((g + 8u) ^ x)];
-    o.a3 = o.a3 + p * sh_v[b + ((g + 12u) ^ x)];
+    o.a0 = o.a0 + p0 * va;
+    o.a1 = o.a1 + p0 * vb;
+    o.b0 = o.b0 + p1 * va;
+    o.b1 = o.b1 + p1 * vb;
     return o;
+}
+
+// The max, then the sum, of row values over the 8 invocations of a row (8 consecutive slots).
+fn max8(i: u32) -> f32 {
+    let a = max(vec4<f32>(sh_row[i], sh_row[i + 1u], sh_row[i + 2u], sh_row[i + 3u]),
+        vec4<f32>(sh_row[i + 4u], sh_row[i + 5u], sh_row[i + 6u], sh_row[i + 7u]));
+    return max(max(a.x, a.y), max(a.z, a.w));
+}
+
+fn sum8(i: u32) -> f32 {
+    let a = vec4<f32>(sh_row[i], sh_row[i + 1u], sh_row[i + 2u], sh_row[i + 3u])
+        + vec4<f32>(sh_row[i + 4u], sh_row[i + 5u], sh_row[i + 6u], sh_row[i + 7u]);
+    return (a.x + a.y) + (a.z + a.w);
 }
 
 // Writes vec4 c of the output chunk c0 of row o_base (lanes past head_dim skipped).
@@ -224,81 +243,104 @@ fn attention_forward(
         lo_max = max(lo_max, min(seg[r], r));
     }
     let all_rows = q0 + ROWS_PER_WORKGROUP <= seq_len;
-    let g = lid % 4u;
-    let s = q0 + lid / 4u;
-    let live = s < seq_len;
-    let sq = min(s, q_last);
-    let lo = min(seg[sq], sq);
-    let q_base = (sq * n_heads + h) * hd;
+    // Invocation (rp = lid / 8, g = lid % 8): rows rp and rp + 32, keys 4 g .. 4 g + 3 of each
+    // tile, output vec4s g and g + 8.
+    let g = lid % 8u;
+    let rp = lid / 8u;
+    let s0 = q0 + rp;
+    let s1 = s0 + 32u;
+    let live0 = s0 < seq_len;
+    let live1 = s1 < seq_len;
+    let sq0 = min(s0, q_last);
+    let sq1 = min(s1, q_last);
+    let lo0 = min(seg[sq0], sq0);
+    let lo1 = min(seg[sq1], sq1);
+    let qb0 = (sq0 * n_heads + h) * hd;
+    let qb1 = (sq1 * n_heads + h) * hd;
     if (hd <= DIM_CHUNK) {
         for (var c = 0u; c < CHUNK4; c = c + 1u) {
-            q_row[c] = q4(q_base, c, hd);
+            q_row[c] = q4(qb0, c, hd);
+            q_row1[c] = q4(qb1, c, hd);
         }
     }
-    let row4 = lid & ~3u;
+    let row8 = lid & ~7u;
 
     for (var c0 = 0u; c0 < hd; c0 = c0 + DIM_CHUNK) {
-        var m = NEG_BIG;
-        var l = 0.0;
+        var m0 = NEG_BIG;
+        var m1 = NEG_BIG;
+        var l0 = 0.0;
+        var l1 = 0.0;
         var acc = Acc(vec4<f32>(0.0), vec4<f32>(0.0), vec4<f32>(0.0), vec4<f32>(0.0));
         for (var kt = k_lo; kt <= q_last; kt = kt + TILE_KEYS) {
-            let sc = scores(kt, c0, kvh, q_base, g, lid);
-            let j0 = kt + 8u * g;
-            let va = visible4(j0, lo, s, live);
-            let vb = visible4(j0 + 4u, lo, s, live);
-            let xa = select(vec4<f32>(NEG_BIG), sc.sa * scale, va);
-            let xb = select(vec4<f32>(NEG_BIG), sc.sb * scale, vb);
-            let mx = max(xa, xb);
-            sh_row[lid] = max(max(mx.x, mx.y), max(mx.z, mx.w));
+            let sc = scores(kt, c0, kvh, qb0, qb1, g, lid);
+            let j0 = kt + 4u * g;
+            let v0 = visible4(j0, lo0, s0, live0);
+            let v1 = visible4(j0, lo1, s1, live1);
+            let x0 = select(vec4<f32>(NEG_BIG), sc.s0 * scale, v0);
+            let x1 = select(vec4<f32>(NEG_BIG), sc.s1 * scale, v1);
+            sh_row[lid] = max(max(x0.x, x0.y), max(x0.z, x0.w));
+            sh_row[256u + lid] = max(max(x1.x, x1.y), max(x1.z, x1.w));
             workgroupBarrier();
-            let mt = max(max(sh_row[row4], sh_row[row4 + 1u]), max(sh_row[row4 + 2u], sh_row[row4 + 3u]));
-            let m_new = max(m, mt);
-            let pa = select(vec4<f32>(0.0), exp(xa - m_new), va);
-            let pb = select(vec4<f32>(0.0), exp(xb - m_new), vb);
-            let alpha = exp(m - m_new);
-            l = l * alpha + (pa.x + pa.y + pa.z + pa.w) + (pb.x + pb.y + pb.z + pb.w);
-            m = m_new;
-            let r8 = (lid / 4u) * 8u + 2u * g;
-            sh_p[r8] = pa;
-            sh_p[r8 + 1u] = pb;
+            let mn0 = max(m0, max8(row8));
+            let mn1 = max(m1, max8(256u + row8));
+            let p0 = select(vec4<f32>(0.0), exp(x0 - mn0), v0);
+            let p1 = select(vec4<f32>(0.0), exp(x1 - mn1), v1);
+            let al0 = exp(m0 - mn0);
+            let al1 = exp(m1 - mn1);
+            l0 = l0 * al0 + (p0.x + p0.y) + (p0.z + p0.w);
+            l1 = l1 * al1 + (p1.x + p1.y) + (p1.z + p1.w);
+            m0 = mn0;
+            m1 = mn1;
+            sh_p[rp * 8u + g] = p0;
+            sh_p[(rp + 32u) * 8u + g] = p1;
             workgroupBarrier();
-            acc.a0 = acc.a0 * alpha;
-            acc.a1 = acc.a1 * alpha;
-            acc.a2 = acc.a2 * alpha;
-            acc.a3 = acc.a3 * alpha;
-            let pr = (lid / 4u) * 8u;
+            acc.a0 = acc.a0 * al0;
+            acc.a1 = acc.a1 * al0;
+            acc.b0 = acc.b0 * al1;
+            acc.b1 = acc.b1 * al1;
             if (all_rows && kt >= lo_max && kt + TILE_KEYS - 1u <= q0) {
                 for (var t = 0u; t < TILE_KEYS; t = t + 4u) {
-                    let p4 = sh_p[pr + t / 4u];
-                    acc = pv_step_all(acc, p4.x, t, g);
-                    acc = pv_step_all(acc, p4.y, t + 1u, g);
-                    acc = pv_step_all(acc, p4.z, t + 2u, g);
-                    acc = pv_step_all(acc, p4.w, t + 3u, g);
+                    let pa = sh_p[rp * 8u + t / 4u];
+                    let pb = sh_p[(rp + 32u) * 8u + t / 4u];
+                    acc = pv_step_all(acc, pa.x, pb.x, t, g);
+                    acc = pv_step_all(acc, pa.y, pb.y, t + 1u, g);
+                    acc = pv_step_all(acc, pa.z, pb.z, t + 2u, g);
+                    acc = pv_step_all(acc, pa.w, pb.w, t + 3u, g);
                 }
             } else {
                 for (var t = 0u; t < TILE_KEYS; t = t + 4u) {
-                    let p4 = sh_p[pr + t / 4u];
-                    let vis = visible4(kt + t, lo, s, live);
-                    acc = pv_step(acc, p4.x, t, g, vis.x);
-                    acc = pv_step(acc, p4.y, t + 1u, g, vis.y);
-                    acc = pv_step(acc, p4.z, t + 2u, g, vis.z);
-                    acc = pv_step(acc, p4.w, t + 3u, g, vis.w);
+                    let pa = sh_p[rp * 8u + t / 4u];
+                    let pb = sh_p[(rp + 32u) * 8u + t / 4u];
+                    let w0 = visible4(kt + t, lo0, s0, live0);
+                    let w1 = visible4(kt + t, lo1, s1, live1);
+                    acc = pv_step(acc, pa.x, pb.x, t, g, w0.x, w1.x);
+                    acc = pv_step(acc, pa.y, pb.y, t + 1u, g, w0.y, w1.y);
+                    acc = pv_step(acc, pa.z, pb.z, t + 2u, g, w0.z, w1.z);
+                    acc = pv_step(acc, pa.w, pb.w, t + 3u, g, w0.w, w1.w);
                 }
             }
         }
-        // The row's sum: each invocation holds its keys' share, against the same running max.
+        // Each row's sum: each invocation holds its keys' share, against the same running max.
         workgroupBarrier();
-        sh_row[lid] = l;
+        sh_row[lid] = l0;
+        sh_row[256u + lid] = l1;
         workgroupBarrier();
-        let l_row = (sh_row[row4] + sh_row[row4 + 1u]) + (sh_row[row4 + 2u] + sh_row[row4 + 3u]);
-        if (live) {
-            let o_base = (s * n_heads + h) * hd;
-            store4(o_base, c0, g, acc.a0 / l_row);
-            store4(o_base, c0, g + 4u, acc.a1 / l_row);
-            store4(o_base, c0, g + 8u, acc.a2 / l_row);
-            store4(o_base, c0, g + 12u, acc.a3 / l_row);
+        let lr0 = sum8(row8);
+        let lr1 = sum8(256u + row8);
+        if (live0) {
+            let o_base = (s0 * n_heads + h) * hd;
+            store4(o_base, c0, g, acc.a0 / lr0);
+            store4(o_base, c0, g + 8u, acc.a1 / lr0);
             if (c0 == 0u && g == 0u) {
-                LSE[s * n_heads + h] = m + log(l_row);
+                LSE[s0 * n_heads + h] = m0 + log(lr0);
+            }
+        }
+        if (live1) {
+            let o_base = (s1 * n_heads + h) * hd;
+            store4(o_base, c0, g, acc.b0 / lr1);
+            store4(o_base, c0, g + 8u, acc.b1 / lr1);
+            if (c0 == 0u && g == 0u) {
+                LSE[s1 * n_heads + h] = m1 + log(lr1);
             }
         }
     }
