@@ -21,9 +21,11 @@
 // - attention_backward_short_dKdV (seq <= 1024, spec grid (seq, n_kv_heads, 1)): gathers the
 //   scratch columns over s >= j and the query heads of kv_h, and owns dK[j,kv_h,*], dV[j,kv_h,*]:
 //   no atomics. With ROWS_PER_WORKGROUP a workgroup takes a tile of that many keys.
-// - attention_backward (any seq, grid (seq, n_heads, 1)): one workgroup per (s, h); pass A finds
-//   D, pass B walks the key blocks of WG again, owns dQ[s,h,*] and scatters into dK and dV with
-//   f32 compare-and-swap adds on array<atomic<u32>> (several s and the GQA group share a slot).
+// - attention_backward (any seq, spec grid (seq, n_heads, 1)): declares ROWS_PER_WORKGROUP, so a
+//   workgroup takes a tile of 64 queries of one head; pass A finds D, pass B walks the key tiles
+//   again, owns dQ[s,h,*] and adds each key tile's dK and dV, summed over the 64 queries, with
+//   f32 compare-and-swap adds on array<atomic<u32>> (other query tiles and the GQA group share a
+//   slot). Its kernel comment has the layout.
 //
 // Special values: a hidden (masked) pair contributes nothing, not 0 x its value. The kernels only
 // ever sum over visible keys, and the scratch holds exact zeros for hidden pairs (never
@@ -32,11 +34,8 @@
 // skips the scratch's zero entries instead, which also skips a visible P or dS that is exactly 0
 // (an underflowed P); that differs from the other paths only against a NaN or Inf in Q or dO.
 //
-// Reductions go through workgroup memory with barriers (wg_reduce_sum of 00_shared.wgsl, and the
-// row partials below), so they hold for any subgroup size.
-// attention_backward: threads that need a sum over keys for each of head_dim lanes work as
-// WG / head_dim groups of head_dim lanes: group g takes every (WG / head_dim)-th key, and lane d
-// sums the groups at the end.
+// Reductions go through workgroup memory with barriers (the row partials below), so they hold
+// for any subgroup size.
 //
 // The split kernels are tiled as attention_forward is (see 08_attention.wgsl): a 16 x 16 grid of
 // invocations (row, col), chunks of DIM_CHUNK dims in workgroup memory read as vec4 with a padded
