@@ -16,6 +16,7 @@ import math
 import numpy as np
 import pytest
 
+from workbench.checks.runner import check_case
 from workbench.errors import UserError
 from workbench.specs.attention import SPECS
 from workbench.specs.refs import attention as ref
@@ -279,6 +280,19 @@ def test_streaming_unmasked_tiles_beside_document_cuts(session) -> None:
     at 192 straddles the cut at 200, and the last tile (384..399) is partial."""
     dims = {"seq": 400, "n_heads": 4, "n_kv_heads": 2, "head_dim": 40, "docs": 2}
     _assert_ok(session.run(STREAM, dims=dims, seed=17), STREAM)
+
+
+@pytest.mark.parametrize("kernel", ALL)
+def test_every_check_passes_at_odd_sizes(session, kernel: str) -> None:
+    """`workbench check`'s default checks (compare, evidence, grad, special values, determinism)
+    at a seq that is a multiple of no tile (64 and 32 of the streaming and forward kernels, 16 and
+    32 of the short kernel, 2 of dKdV), two documents, a GQA group of two, head_dim 20 (a partial
+    vec4 chunk)."""
+    dims = {"seq": 45, "n_heads": 4, "n_kv_heads": 2, "head_dim": 20, "docs": 2}
+    report = check_case(session, session.case(kernel, dims=dims))
+    failed = [f"{r.kind} {r.name}: {r.summary}" for r in report.failed]
+    assert report.ok, failed
+    assert {r.kind for r in report.results} >= {"compare", "special", "determinism"}
 
 
 def test_short_kernels_refuse_long_sequences(session) -> None:
