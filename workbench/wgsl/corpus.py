@@ -28,7 +28,7 @@ from functools import cached_property
 from pathlib import Path
 
 from workbench.errors import CorpusError, ReflectionError, UserError
-from workbench.userfiles import read_text, read_toml
+from workbench.userfiles import files_under, read_text, read_toml
 from workbench.wgsl.probes import stub_definitions
 from workbench.wgsl.reflect import EntryPoint, ModuleInfo, reflect
 from workbench.wgsl.scan import tokenize
@@ -118,6 +118,17 @@ class Kernel:
             return reflect(self.text, self.file, overrides).entry_points.get(self.entry)
         except ReflectionError:
             return None
+
+    def override_problem(self, overrides: Mapping[str, float]) -> str:
+        """Why `resolved(overrides)` has no entry point (e.g. a workgroup size of 0), in words."""
+        try:
+            mod = reflect(self.text, self.file, overrides)
+        except ReflectionError as exc:
+            return str(exc)
+        line_why = mod.entry_problems.get(self.entry or "")
+        if line_why is None:
+            return f"the overrides {dict(overrides)} leave no @compute entry point {self.entry}"
+        return line_why[1]
 
     def assemble(self, features: frozenset[str] | set[str] = frozenset()) -> tuple[str, SourceMap]:
         """The module text to compile, with the enables the adapter supports, and its source map."""
@@ -221,7 +232,7 @@ def load_corpus(path: str | Path | None = None) -> Corpus:
         root = root.parent
     else:
         # Not only regular files: a named pipe or device is listed as refused, not skipped unseen.
-        files = sorted(p for p in root.rglob("*.wgsl") if not p.is_dir())
+        files = files_under(root, ".wgsl")
     preamble_files, globs = _read_config(root)
     corpus = Corpus(root=root, preambles=tuple(preamble_files))
     texts: dict[str, str] = {}

@@ -658,7 +658,14 @@ class _Parser:
                 needs |= waiting
                 v = 1
             text = " ".join(t.text for t in arg)
-            if v is None or v != int(v):
+            if v is not None and (not math.isfinite(v) or v != int(v)):
+                return (
+                    [],
+                    set(),
+                    f"@workgroup_size of '{fn.name}' has {text} = {v:g}: every size must be a "
+                    "whole number >= 1",
+                )
+            if v is None:
                 return (
                     [],
                     set(),
@@ -672,7 +679,7 @@ class _Parser:
                     [],
                     set(),
                     (
-                        f"@workgroup_size of '{fn.name}' has {text} = {v}: every size must be at "
+                        f"@workgroup_size of '{fn.name}' has {text} = {v:g}: every size must be at "
                         "least 1"
                     ),
                 )
