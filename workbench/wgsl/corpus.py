@@ -156,13 +156,24 @@ class Kernel:
             return self.text
         if not mod.uses_subgroups or "subgroup" in ep.features:
             return self.text
+        return self.reached_text()
+
+    def reached_text(self) -> str:
+        """The text with every function the entry point never reaches blanked (lines kept): what
+        a run of this kernel can execute."""
+        mod, ep = self.module, self.entry_point
         text = self.text
+        if mod is None or ep is None:
+            return text
         reached = set(ep.functions)
-        for name, (start, end) in sorted(mod.functions.items(), key=lambda kv: -kv[1][0]):
-            if name not in reached:
-                blank = "".join(c if c == "\n" else " " for c in text[start:end])
-                text = text[:start] + blank + text[end:]
-        return text
+        out, at = [], 0
+        for name, (start, end) in sorted(mod.functions.items(), key=lambda kv: kv[1][0]):
+            if name not in reached and start >= at:
+                out.append(text[at:start])
+                out.append("".join(c if c == "\n" else " " for c in text[start:end]))
+                at = end
+        out.append(text[at:])
+        return "".join(out)
 
     def locate(self, line: int) -> tuple[str, int]:
         """(file, line) of a line of `self.text`, e.g. one that reflection names."""
