@@ -90,9 +90,8 @@ class Canaries:
             )
         if self.else_if_branches is not None:
             out.append(
-                f"an if with more than {fmt_int(self.else_if_branches)} else-if branches "
-                f"computes wrong values (branch {self.else_if_branches} on, in a chain of "
-                f"{CHAIN_BRANCHES})"
+                f"an if with {fmt_int(self.else_if_branches)} or more else-if branches computes "
+                f"wrong values from that branch on (measured in a chain of {CHAIN_BRANCHES - 1})"
             )
         return out
 
