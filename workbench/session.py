@@ -30,6 +30,7 @@ from workbench.closeness import (
 )
 from workbench.errors import CompileError, LimitError, UserError, WorkbenchError
 from workbench.gpu.adapters import AdapterInfo, choose_adapter, list_adapters
+from workbench.gpu.canaries import Canaries, canaries
 from workbench.gpu.device import (
     DEFAULT_TIMEOUT_S,
     Bound,
@@ -38,7 +39,6 @@ from workbench.gpu.device import (
     GpuContext,
     abandoned_waits,
 )
-from workbench.gpu.canaries import Canaries, canaries
 from workbench.gpu.roofline import Roofline, cached, roofline
 from workbench.gpu.timing import DEFAULT_WARMUP_MS, Budget, ClockCheck, Timing
 from workbench.gpu.uniforms import pack_uniform

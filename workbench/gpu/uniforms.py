@@ -139,7 +139,9 @@ def set_field(t: WType, value: Any, path: Sequence[str], new: float, where: str)
     """`value` with the field at `path` (e.g. ['x'] or ['scale'] or ['0']) replaced by `new`."""
     if not path:
         if t.kind not in ("scalar", "atomic"):
-            raise UserError(f"{where} is a {t.text}: set one field, e.g. {where}.{_first_field(t)}=...")
+            raise UserError(
+                f"{where} is a {t.text}: set one field, e.g. {where}.{_first_field(t)}=..."
+            )
         return new
     head, rest = path[0], path[1:]
     if t.kind == "struct":

@@ -10,12 +10,11 @@ field, raised before anything touches the GPU.
 
 from __future__ import annotations
 
+import math
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
-
-import math
-import re
 
 import numpy as np
 
