@@ -32,7 +32,8 @@ from workbench.recipes import make_input
 from workbench.units import whole_number
 from workbench.wgsl.reflect import reflect
 
-pytestmark = pytest.mark.fuzz
+# A library's warning printed to the terminal is as much a leak as its exception.
+pytestmark = [pytest.mark.fuzz, pytest.mark.filterwarnings("error")]
 
 QUICK, DEEP = 200, 3000
 SHIPPED_GELU = (

@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import ast
+import warnings
 from collections.abc import Callable, Mapping
 
 _FUNCS: dict[str, Callable[..., int]] = {
@@ -36,7 +37,11 @@ def parse(text: str) -> ast.expr:
     if len(text) > MAX_LENGTH:
         raise ExprError(f"expression of {len(text):,} characters; at most {MAX_LENGTH} are read")
     try:
-        tree = ast.parse(text.strip(), mode="eval").body
+        # Python's own warnings about the text (`1seq`: invalid decimal literal) would reach the
+        # terminal as raw lines; the one-line error below says what matters.
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            tree = ast.parse(text.strip(), mode="eval").body
     except (SyntaxError, RecursionError, MemoryError, ValueError):
         raise ExprError(f"{text!r} is not an expression of dims (e.g. 'seq * d_ff')") from None
     for node in ast.walk(tree):
