@@ -185,8 +185,9 @@ def whole_number(text: str) -> int | None:
 
 
 def shown(text: str) -> str:
-    """`text` with every control character (and any other unprintable one) written as an escape
-    such as `\\x1b`, so a file name cannot move the cursor, ring the bell or recolour a terminal."""
+    """`text` with every control character but tab (and any other unprintable one) written as an
+    escape such as `\\x1b`, so a file name cannot move the cursor, ring the bell, recolour a
+    terminal or start a line of its own."""
     if text.isprintable():
         return text
-    return "".join(c if c.isprintable() else ascii(c)[1:-1] for c in text)
+    return "".join(c if c.isprintable() or c == "\t" else ascii(c)[1:-1] for c in text)

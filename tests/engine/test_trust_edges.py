@@ -13,6 +13,7 @@ import os
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -193,19 +194,28 @@ def test_randint_past_64_bits_is_one_line(corpus, capsys):
     assert "is out of range" in one_line(capsys)
 
 
-def deep_folder(root: Path, depth: int) -> Path:
-    """`root/d/d/.../d`, `depth` folders deep (made one level at a time: pathlib's own
-    `mkdir(parents=True)` recurses once per missing level)."""
-    at = root
-    at.mkdir()
-    for _ in range(depth):
-        at = at / "d"
-        at.mkdir()
-    return at
+@pytest.fixture
+def deep_folder(tmp_path: Path) -> Iterator[Path]:
+    """`deep/d/d/.../d`, 1,000 folders deep, made and removed one level at a time: pathlib's
+    `mkdir(parents=True)` and shutil's rmtree (pytest's cleanup of old temporary folders) recurse
+    once per level."""
+    levels = [tmp_path / "deep"]
+    levels[0].mkdir()
+    for _ in range(1000):
+        levels.append(levels[-1] / "d")
+        levels[-1].mkdir()
+    yield levels[-1]
+    for level in reversed(levels):
+        for entry in level.iterdir():
+            if not entry.is_dir():
+                entry.unlink()
+        level.rmdir()
 
 
-def test_a_corpus_and_a_fixture_folder_1000_deep_list_replay_and_collect(corpus, capsys, tmp_path):
-    deep = deep_folder(tmp_path / "deep", 1000)
+def test_a_corpus_and_a_fixture_folder_1000_deep_list_replay_and_collect(
+    corpus, capsys, tmp_path, deep_folder
+):
+    deep = deep_folder
     (deep / "k.wgsl").write_text((corpus / "scale.wgsl").read_text())
     assert main(["list", str(tmp_path / "deep")]) == 0
     assert "scale" in capsys.readouterr().out

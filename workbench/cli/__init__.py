@@ -124,8 +124,10 @@ def _main(argv: list[str] | None) -> int:
     try:
         return int(args.handler(args) or 0)
     except WorkbenchError as exc:
-        # A file name in the message may hold control characters: they are shown, not obeyed.
-        print(f"workbench: {shown(cli_message(exc))}", file=sys.stderr)
+        # A file name in the message may hold control characters: they are shown, not obeyed
+        # (a compile error's own lines, the source line and its caret, stay lines).
+        message = "\n".join(shown(line) for line in cli_message(exc).split("\n"))
+        print(f"workbench: {message}", file=sys.stderr)
         if getattr(args, "json", False):
             print(json.dumps({"error": cli_message(exc), "exit": exc.exit_code}))
         return exc.exit_code
