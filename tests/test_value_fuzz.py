@@ -30,6 +30,7 @@ from workbench.pipelines.model import parse as parse_pipeline
 from workbench.pipelines.plan import plan
 from workbench.recipes import make_input
 from workbench.units import whole_number
+from workbench.wgsl.hazards import else_if_chains, loops_without_small_constant_bound
 from workbench.wgsl.reflect import reflect
 
 # A library's warning printed to the terminal is as much a leak as its exception.
@@ -208,3 +209,19 @@ def test_pipeline_files_plan_or_say_what_is_wrong_in_one_line(request, session):
             assert "\n" not in str(exc)
 
     run_examples(request, st.composite(_mutated_gelu)(), check)
+
+
+def test_the_wgsl_loop_and_chain_finders_take_any_text(request):
+    soup = st.lists(
+        st.sampled_from(
+            ["for", "(", ")", "{", "}", ";", "if", "else", "loop", "while", "i", "<", "<=", "n",
+             "16u", "0x10", "99999", "const", "N", "=", "var", ":", "u32", "break", "\n", " "]
+        ),
+        max_size=60,
+    ).map(" ".join)  # fmt: skip
+
+    def check(text: str) -> None:
+        for site in loops_without_small_constant_bound(text) + else_if_chains(text, 1):
+            assert 1 <= site.line <= text.count("\n") + 1
+
+    run_examples(request, soup | st.text(max_size=80), check)
