@@ -77,7 +77,9 @@ def cmd_adapters(args: argparse.Namespace) -> int:
             if f in r["features"]
         ]
         print(f"     features: {', '.join(useful) or 'none of f16/subgroup/timestamps'}")
-        if r["result_limits"]:
+        if r["canaries"] and r["canaries"]["problem"]:
+            print(f"     ! could not run the canaries: {r['canaries']['problem']}")
+        elif r["result_limits"]:
             for line in r["result_limits"]:
                 print(f"     ! changes results: {line}")
         elif r["result_limits"] is not None:

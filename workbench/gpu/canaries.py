@@ -25,6 +25,7 @@ from typing import Any
 
 import numpy as np
 
+from workbench.errors import WorkbenchError
 from workbench.gpu.adapters import AdapterInfo
 from workbench.gpu.device import BufferPlan, GpuContext
 from workbench.units import fmt_int
@@ -79,6 +80,7 @@ class Canaries:
 
     loop_iterations: int | None = None  # loops stop after this many iterations
     else_if_branches: int | None = None  # an else-if chain goes wrong from this branch on
+    problem: str | None = None  # why the canaries could not run (then nothing is known)
 
     def lines(self) -> list[str]:
         """Each limit found, in words (empty when none)."""
@@ -125,8 +127,13 @@ def canaries(ctx: GpuContext) -> Canaries:
         except TypeError:
             found = None  # an older or hand-edited entry: measure again
     if found is None:
-        found = measure(ctx)
-        _write_cache(key, found)
+        try:
+            found = measure(ctx)
+        except WorkbenchError as exc:
+            # A run must not fail because its warning could not be measured; nothing is cached.
+            found = Canaries(problem=str(exc).splitlines()[0])
+        else:
+            _write_cache(key, found)
     _KNOWN[key] = found
     return found
 
