@@ -173,7 +173,8 @@ def test_pipeline_expressions_evaluate_to_a_bounded_integer_or_one_line(request)
         assert isinstance(value, int) and abs(value) <= exprs.MAX_VALUE
 
     long = st.integers(1, 4000).map(lambda n: "+".join(["seq"] * n))
-    run_examples(request, typed | long, check)
+    huge = st.integers(1, 399).map(lambda n: "9" * n)
+    run_examples(request, typed | long | huge, check)
 
 
 DEFAULTS = ["256", "0", "-1", "1", "70000", '"seq*2"', '"min(seq)"', '"cdiv(seq, 0)"']

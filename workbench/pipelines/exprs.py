@@ -95,7 +95,8 @@ def evaluate(value: int | str, dims: Mapping[str, int]) -> int:
 def _eval(node: ast.expr, dims: Mapping[str, int], text: str) -> int:
     value = _value(node, dims, text)
     if abs(value) > MAX_VALUE:
-        raise ExprError(f"{text!r}: a value reaches {value:.3g}, over {MAX_VALUE:.3g}")
+        # Not printed: a literal of hundreds of digits is no float to format.
+        raise ExprError(f"{text!r}: a value goes over 2^62 ({MAX_VALUE:,}); use smaller numbers")
     return value
 
 
