@@ -246,14 +246,12 @@ def gpu_waits_abandoned() -> bool:
 CHAIN_SUSPECT = 32
 
 
-def _limit_warning(kernel: Kernel, sites: list[Site], limit: str, what: str) -> str:
-    """One line: where the kernel could meet the adapter's `limit`, the first site named."""
+def _limit_warning(kernel: Kernel, sites: list[Site], limit: str, wrong: str) -> str:
+    """One line: the adapter's `limit`, where the kernel could meet it (the first site), and
+    what would then be `wrong`."""
     file, line = kernel.locate(sites[0].line)
     more = f" (and {len(sites) - 1} more)" if len(sites) > 1 else ""
-    return (
-        f"on this adapter {limit}; {file}:{line} has {sites[0].what}{more}: a result that needs "
-        f"more {what} is wrong here, so check it on another adapter"
-    )
+    return f"{limit}; {file}:{line} has {sites[0].what}{more}: {wrong} is wrong here"
 
 
 class Session:
@@ -422,10 +420,12 @@ class Session:
         found = self.canaries()
         out = []
         if found.loop_iterations is not None and loops:
-            out.append(_limit_warning(kernel, loops, found.lines()[0], "iterations"))
+            limit = f"this adapter stops loops after {found.loop_iterations:,} iterations"
+            out.append(_limit_warning(kernel, loops, limit, "a result that needs more"))
         long = [c for c in chains if c.size >= (found.else_if_branches or c.size + 1)]
         if long:
-            out.append(_limit_warning(kernel, long, found.lines()[-1], "branches"))
+            limit = f"this adapter computes else-if branch {found.else_if_branches} on wrongly"
+            out.append(_limit_warning(kernel, long, limit, "its later branches"))
         return out
 
     # -- planning (no GPU) -----------------------------------------------------------------------

@@ -46,9 +46,22 @@ fn fill(@builtin(global_invocation_id) gid: vec3<u32>) {
 """
 
 
+# 99 else-if branches: lavapipe computes the ones from about 79 on wrongly.
+CHAIN = (
+    "@group(0) @binding(0) var<storage, read_write> out: array<u32>;\n"
+    "@compute @workgroup_size(64)\n"
+    "fn chain(@builtin(global_invocation_id) gid: vec3<u32>) {\n"
+    "    let i = gid.x;\n    var v = 1u;\n    if (i == 0u) { v = 2u; }\n"
+    + "".join(f"    else if (i == {k}u) {{ v = {k + 2}u; }}\n" for k in range(1, 100))
+    + "    if (i < arrayLength(&out)) { out[i] = v; }\n}\n"
+)
+
+
 @pytest.fixture(scope="module")
 def corpus(tmp_path_factory: pytest.TempPathFactory):
-    return write_corpus(tmp_path_factory.mktemp("limits"), {"sum.wgsl": SUM, "fill.wgsl": FILL})
+    return write_corpus(
+        tmp_path_factory.mktemp("limits"), {"sum.wgsl": SUM, "fill.wgsl": FILL, "chain.wgsl": CHAIN}
+    )
 
 
 def test_loops_without_a_small_constant_bound_are_found_and_small_constant_ones_are_not():
@@ -108,15 +121,24 @@ def test_a_run_check_and_record_of_a_loop_bounded_by_a_uniform_warn_and_the_fixt
     run = json.loads(capsys.readouterr().out)
     # The silent wrong result the warning is about: 200,000 iterations summed to 65,535.
     assert run["outputs"]["out"]["max"] < 200000
-    warned = [n for n in run["notes"] if "loops stop after" in n]
+    warned = [n for n in run["notes"] if "stops loops after" in n]
     assert warned and "sum.wgsl:6" in warned[0], run["notes"]
     assert main(["check", *case]) == 0
-    assert "loops stop after" in capsys.readouterr().out
+    assert "stops loops after" in capsys.readouterr().out
     out = tmp_path / "sumfx"
     assert main(["record", *case, "--out", str(out)]) == 0
-    assert "loops stop after" in capsys.readouterr().out
+    assert "stops loops after" in capsys.readouterr().out
     manifest = tomllib.loads((tmp_path / "sumfx.toml").read_text())
-    assert any("loops stop after" in w for w in manifest["warnings"])
+    assert any("stops loops after" in w for w in manifest["warnings"])
+
+
+@on_lavapipe
+def test_a_run_of_a_long_else_if_chain_warns_where_the_adapter_breaks_it(corpus, capsys):
+    argv = ["run", "chain", "--corpus", str(corpus), "--size", "out=100", "--reps", "0", "--json"]
+    assert main(argv) == 0
+    run = json.loads(capsys.readouterr().out)
+    (warned,) = [n for n in run["notes"] if "else-if branch" in n]
+    assert "chain.wgsl:6 has an if with 99 else-if branches" in warned, warned
 
 
 def test_a_kernel_whose_loops_have_small_constant_bounds_carries_no_adapter_limit_warning(
@@ -124,7 +146,7 @@ def test_a_kernel_whose_loops_have_small_constant_bounds_carries_no_adapter_limi
 ):
     assert main(["run", "fill", "--corpus", str(corpus), "--reps", "0", "--json"]) == 0
     notes = json.loads(capsys.readouterr().out)["notes"]
-    assert not [n for n in notes if "on this adapter" in n]
+    assert not [n for n in notes if "this adapter" in n]
 
 
 @on_lavapipe
