@@ -123,7 +123,8 @@ def test_a_run_check_and_record_of_a_loop_bounded_by_a_uniform_warn_and_the_fixt
     assert run["outputs"]["out"]["max"] < 200000
     warned = [n for n in run["notes"] if "stops loops after" in n]
     assert warned and "sum.wgsl:6" in warned[0], run["notes"]
-    assert main(["check", *case]) == 0
+    # No reference to compare with: the check verifies nothing (exit 1), and still warns.
+    assert main(["check", *case]) == 1
     assert "stops loops after" in capsys.readouterr().out
     out = tmp_path / "sumfx"
     assert main(["record", *case, "--out", str(out)]) == 0

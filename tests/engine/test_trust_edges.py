@@ -253,8 +253,8 @@ def test_control_characters_in_fixture_names_are_escaped_and_junit_stays_valid_x
 
 @pytest.mark.parametrize(
     ("value", "why"),
-    [("0", "WG = 0: every size must be at least 1"), ("-1", "WG = -1: every size"),
-     ("1.5", "WG = 1.5: every size must be a whole number")],
+    [("0", "WG = 0: every size must be at least 1"), ("-1", "WG: -1 does not fit in u32"),
+     ("1.5", "WG: 1.5 is not an integer")],
 )  # fmt: skip
 def test_a_workgroup_size_override_of_0_minus_1_or_a_fraction_says_what_is_wrong(
     corpus, capsys, value, why
