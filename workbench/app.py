@@ -35,6 +35,7 @@ from workbench.commands import WorkbenchCommands, bindings
 from workbench.config import Config, load_config
 from workbench.errors import WorkbenchError
 from workbench.fixtures import ReplayResult
+from workbench.jobs import SafeWorkers
 from workbench.keys_in_order import KeysInOrder
 from workbench.messages import (
     AdapterFailed,
@@ -66,6 +67,7 @@ from workbench.viewmodel.form import default_form
 from workbench.viewmodel.keys import key, keymap, rebind
 from workbench.viewmodel.paths import shown_path
 from workbench.viewmodel.status import kernel_key
+from workbench.viewmodel.watched import stamps
 
 POLL_S = 1.0
 SNAPSHOT_ADAPTER = "adapter (snapshot mode)"  # the header's CPU badge still shows
@@ -75,7 +77,7 @@ def _env_flag(name: str) -> bool:
     return os.environ.get(name, "").strip().lower() in ("1", "true", "yes", "on")
 
 
-class WorkbenchApp(KeysInOrder):
+class WorkbenchApp(SafeWorkers, KeysInOrder):
     """Browse, run, check, time and record WGSL kernels."""
 
     TITLE = "workbench"
@@ -109,6 +111,7 @@ class WorkbenchApp(KeysInOrder):
         self._mtimes: dict[Path, tuple[int, int]] = {}
         self._reloading = False
         self._reload_asked = False  # by the reload command: say when it is done
+        self._open_failed_once = False  # the last start failed: a changed file starts it again
         if self.snapshot:
             # Pictures must not depend on where an animation happened to be.
             self.animation_level = "none"
@@ -167,13 +170,20 @@ class WorkbenchApp(KeysInOrder):
         return root.name if self.snapshot else shown_path(root)
 
     # -- opening -------------------------------------------------------------------------------
-    @work(thread=True, exclusive=True, group="open")
+    def _corpus_root(self) -> Path:
+        from workbench.wgsl.corpus import SHIPPED
+
+        root = Path(self.corpus_path) if self.corpus_path is not None else SHIPPED
+        return root.parent if root.is_file() else root
+
+    @work(thread=True, exclusive=True, group="open", exit_on_error=False)
     def _open(self) -> None:
         from workbench.wgsl.corpus import load_corpus
 
+        # Stamped before reading: a file fixed while the corpus is read is read again.
+        self._mtimes = stamps(self._corpus_root())
         try:
             corpus = load_corpus(self.corpus_path)
-            self._mtimes = self._scan(corpus.root)
             self.post_message(CorpusLoaded(corpus))
             adapter = Session.choose_adapter(self.adapter_selector)
             self.post_message(Opening(f"opening {adapter.label}…"))
@@ -200,6 +210,7 @@ class WorkbenchApp(KeysInOrder):
     @on(OpenFailed)
     def _open_failed(self, message: OpenFailed) -> None:
         self.opening = message.state
+        self._open_failed_once = True
         self.main.once_mounted(self.main.fatal, message.error)
 
     @on(SessionOpened)
@@ -212,28 +223,25 @@ class WorkbenchApp(KeysInOrder):
         self.main.once_mounted(self.main.session_ready)
 
     # -- live reload ---------------------------------------------------------------------------
-    @staticmethod
-    def _scan(root: Path) -> dict[Path, tuple[int, int]]:
-        out: dict[Path, tuple[int, int]] = {}
-        for p in [*root.rglob("*.wgsl"), root / "wgslconfig.toml", root / "workbench.toml"]:
-            try:
-                st = p.stat()
-            except OSError:
-                continue
-            out[p] = (st.st_mtime_ns, st.st_size)
-        return out
-
     def poll_files(self) -> None:
-        """Reload the corpus when a file's mtime or size changed (or one came or went)."""
-        if self.session is None or self._reloading:
+        """Reload the corpus when a file it depends on changed (or one came or went); after a
+        start that failed, open again once a file changed (the fix)."""
+        if self.session is None:
+            if self._open_failed_once and stamps(self._corpus_root()) != self._mtimes:
+                self._open_failed_once = False
+                self.opening = None
+                self.main.starting_again()
+                self._open()
             return
-        now = self._scan(Path(self.session.corpus.root))
+        if self._reloading:
+            return
+        now = stamps(Path(self.session.corpus.root))
         if now != self._mtimes:
             self._mtimes = now
             self._reloading = True
             self._reload(self.session)
 
-    @work(thread=True, exclusive=True, group="reload")
+    @work(thread=True, exclusive=True, group="reload", exit_on_error=False)
     def _reload(self, session: Session) -> None:
         try:
             with self.gpu_lock:
@@ -288,7 +296,7 @@ class WorkbenchApp(KeysInOrder):
         self.main.verdict_bar.busy("opening the adapter…", None)
         self._switch(self.session, index)
 
-    @work(thread=True, exclusive=True, group="open")
+    @work(thread=True, exclusive=True, group="open", exit_on_error=False)
     def _switch(self, session: Session, index: int) -> None:
         old = self.adapter_label()
         try:
@@ -379,7 +387,7 @@ class WorkbenchApp(KeysInOrder):
             SaveFixtureScreen(default, folder, places.why, blink=not self.snapshot), chosen
         )
 
-    @work(thread=True, group="fixture")
+    @work(thread=True, group="fixture", exit_on_error=False)
     def _record(self, run: Run, path: Path, note: str, force: bool) -> None:
         from workbench.fixtures import record_fixture
 

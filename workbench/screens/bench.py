@@ -28,6 +28,7 @@ from workbench.bench.plot import Point
 from workbench.bench.report import CPU_TIMES, ab_lines, method_on, roofline_line, sweep_rows
 from workbench.bench.sweep import SweepResult, check_override, parse_sweep, replan, sweep
 from workbench.errors import UserError, WorkbenchError
+from workbench.jobs import SafeWorkers
 from workbench.messages import BenchFailed, BenchFinished, Progress
 from workbench.session import DEFAULT_WARMUP_MS, Budget
 from workbench.units import fmt_ms
@@ -70,7 +71,7 @@ def points_of(results: list[BenchResult]) -> list[Point]:
     ]
 
 
-class BenchScreen(Screen[None]):
+class BenchScreen(SafeWorkers, Screen[None]):
     """Sweep or A/B of the current kernel, with progress, cancel, a table and the roofline."""
 
     BINDINGS: ClassVar[list[Binding]] = [
@@ -191,7 +192,7 @@ class BenchScreen(Screen[None]):
         self._say("waiting for the GPU…", "")
         self._worker = self._run(job)
 
-    @work(thread=True, exclusive=True, group="bench")
+    @work(thread=True, exclusive=True, group="bench", exit_on_error=False)
     def _run(self, job: Job) -> None:
         worker = get_current_worker()
 

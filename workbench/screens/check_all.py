@@ -19,6 +19,7 @@ from textual.widgets import DataTable, ProgressBar, Static
 from textual.worker import Worker, WorkerState, get_current_worker
 
 from workbench.errors import WorkbenchError
+from workbench.jobs import SafeWorkers
 from workbench.messages import KernelChecked
 from workbench.viewmodel.advice import ui_message
 from workbench.widgets.key_footer import KeyFooter
@@ -29,7 +30,7 @@ if TYPE_CHECKING:
 VERDICT = {True: ("✓ pass", "green"), False: ("✗ FAIL", "bold red"), None: ("✗ error", "red")}
 
 
-class CheckAllScreen(Screen[None]):
+class CheckAllScreen(SafeWorkers, Screen[None]):
     """`check_case` over every kernel with a spec, one row each, as the results arrive."""
 
     BINDINGS: ClassVar[list[Binding]] = [
@@ -67,7 +68,7 @@ class CheckAllScreen(Screen[None]):
     def on_mount(self) -> None:
         self._worker = self._check_all()
 
-    @work(thread=True, exclusive=True, group="check-all")
+    @work(thread=True, exclusive=True, group="check-all", exit_on_error=False)
     def _check_all(self) -> None:
         from workbench.checks import check_case
 

@@ -37,6 +37,7 @@ from workbench.fixtures import (
 )
 from workbench.fixtures.replay import unreadable
 from workbench.fixtures.report import result_lines, summary_line
+from workbench.jobs import SafeWorkers
 from workbench.messages import FixtureReplayed, Progress
 from workbench.session import Case, Run, Session
 from workbench.units import fmt_count
@@ -64,7 +65,7 @@ def _status(kind: str) -> Text:
     return Text(label, style=style)
 
 
-class FixturesScreen(Screen):
+class FixturesScreen(SafeWorkers, Screen):
     """Fixtures with their status; `r` replays them all, `enter` opens one in the kernel view."""
 
     BINDINGS: ClassVar[list[Binding]] = bindings("fixtures")

@@ -35,6 +35,7 @@ from textual.worker import get_current_worker
 
 from workbench.commands import bindings
 from workbench.errors import CompileError, SpecMismatchError, UserError, WorkbenchError
+from workbench.jobs import SafeWorkers
 from workbench.messages import (
     BaselineCompared,
     CasePlanned,
@@ -105,7 +106,7 @@ WIDE_FROM = 120
 PLAN_DELAY_S = 0.25
 
 
-class MainScreen(Screen):
+class MainScreen(SafeWorkers, Screen):
     """Browser + kernel view + footer."""
 
     BINDINGS: ClassVar[list[Binding]] = bindings("main")
@@ -136,6 +137,7 @@ class MainScreen(Screen):
         self._busy_key: str | None = None
         self._on_mount_calls: list[tuple[Callable[..., object], tuple[object, ...]]] = []
         self._statuses: dict[str, KernelStatus] = {}
+        self._specs: dict[str, KernelSpec | None] = {}  # each kernel's last readable spec
         self.history = RunHistory()
         # The pair of runs a worker is comparing now, so a refresh does not start it twice.
         self._comparing: tuple[RunEntry, Run] | None = None
@@ -274,6 +276,13 @@ class MainScreen(Screen):
         self._say_doc(text)
         self.query_one("#kv-doc").add_class("-fatal")
 
+    def starting_again(self) -> None:
+        """A file changed after a start that failed: the app opens the corpus again."""
+        self.query_one("#kv-doc").remove_class("-fatal")
+        self._say_doc(Text(""))
+        self._say_title(Text("a file changed: reading the corpus again…", style="dim"))
+        self.update_topbar()
+
     async def corpus_reloaded(self) -> None:
         """The files changed on disk and the session re-read them."""
         session = self.wb.session
@@ -311,12 +320,23 @@ class MainScreen(Screen):
 
     def spec_of(self, kernel: Kernel) -> tuple[KernelSpec | None, str]:
         """The kernel's spec (None: ad hoc) and, for a signature mismatch, why it runs ad hoc."""
+        spec, mismatch, _ = self._lookup(kernel)
+        return spec, mismatch
+
+    def _lookup(self, kernel: Kernel) -> tuple[KernelSpec | None, str, str]:
+        """The spec, why it runs ad hoc, and why its description cannot be read ("" it can).
+
+        While the corpus's workbench.toml cannot be used, the kernel keeps the spec it last had
+        (its form and results stay) and cannot run until the file is fixed."""
+        key_ = kernel_key(kernel)
         try:
-            return self.wb.session.spec(kernel), ""
+            spec, mismatch = self.wb.session.spec(kernel), ""
         except SpecMismatchError as exc:
-            return None, str(exc)
-        except WorkbenchError as exc:  # a workbench.toml that cannot be used: say why
-            return None, ui_message(exc)
+            spec, mismatch = None, str(exc)
+        except WorkbenchError as exc:
+            return self._specs.get(key_), "", ui_message(exc)
+        self._specs[key_] = spec
+        return spec, mismatch, ""
 
     @on(KernelBrowser.Selected)
     async def _selected(self, event: KernelBrowser.Selected) -> None:
@@ -331,7 +351,7 @@ class MainScreen(Screen):
         if kernel is None:
             return
         self.wb.remember_kernel(key_)
-        spec, mismatch = self.spec_of(kernel)
+        spec, mismatch, unreadable = self._lookup(kernel)
         st = self.states.get(key_)
         if st is None or set(st.form.dims) != {d.name for d in dims_of(spec)}:
             # First visit, or the kernel gained/lost its spec with an edit: start from defaults.
@@ -341,6 +361,8 @@ class MainScreen(Screen):
             problem = kernel.problem
             located = problem.startswith(f"{kernel.file}:")
             st.source_problem(problem if located else f"{kernel.file}: {problem}")
+        elif unreadable:
+            st.compile_failed(unreadable)
         elif status.kind == "needs":
             st.source_problem(self._needs(kernel.name, status))
         else:
@@ -424,7 +446,7 @@ class MainScreen(Screen):
             self._comparing[0] is pinned and self._comparing[1] is run
         )
 
-    @work(thread=True, group="baseline")
+    @work(thread=True, group="baseline", exit_on_error=False)
     def _baseline_worker(self, key_: str, pinned: RunEntry, number: int | None, run: Run) -> None:
         """Outputs of millions of elements take seconds to compare: never on the UI thread."""
         try:
@@ -471,7 +493,7 @@ class MainScreen(Screen):
             st.form = event.state
             self.start("run")
 
-    @work(exclusive=True, group="plan-soon")
+    @work(exclusive=True, group="plan-soon", exit_on_error=False)
     async def schedule_plan(self, delay: float = PLAN_DELAY_S) -> None:
         """Plan the current form once typing pauses for `delay` seconds."""
         await asyncio.sleep(delay)
@@ -497,7 +519,7 @@ class MainScreen(Screen):
             return
         self._plan(self.wb.session, self.current, kernel, spec, st.form)
 
-    @work(thread=True, exclusive=True, group="plan")
+    @work(thread=True, exclusive=True, group="plan", exit_on_error=False)
     def _plan(
         self, session: Session, key_: str, kernel: Kernel, spec: KernelSpec | None, form: FormState
     ) -> None:
@@ -537,7 +559,8 @@ class MainScreen(Screen):
         if session is None or kernel is None:
             return Standing(opened=session is not None)
         problem = kernel.problem or ("" if kernel.entry_point else "no entry point to run")
-        spec = self.spec_of(kernel)[0] if not problem else None
+        spec, _, unreadable = self._lookup(kernel) if not problem else (None, "", "")
+        problem = problem or unreadable
         return Standing(
             opened=True,
             kernel=kernel.name,
@@ -649,7 +672,7 @@ class MainScreen(Screen):
             probe,
         )
 
-    @work(thread=True, group="gpu")
+    @work(thread=True, group="gpu", exit_on_error=False)
     def _gpu(
         self,
         kind: str,
@@ -903,7 +926,7 @@ class MainScreen(Screen):
         if session is not None:
             self._check_statuses(session)
 
-    @work(thread=True, exclusive=True, group="status")
+    @work(thread=True, exclusive=True, group="status", exit_on_error=False)
     def _check_statuses(self, session: Session) -> None:
         worker = get_current_worker()
         for k in list(session.corpus.kernels):
@@ -916,6 +939,8 @@ class MainScreen(Screen):
                 mismatch = False
             except SpecMismatchError:
                 spec, mismatch = None, True
+            except WorkbenchError:  # an unreadable workbench.toml: `found` says so
+                spec, mismatch = None, False
             if worker.is_cancelled:  # a newer check (another session) has begun
                 return
             status = status_kind(found, spec is not None, mismatch)
@@ -932,7 +957,9 @@ class MainScreen(Screen):
         if st is None:
             return
         before = st.error
-        if found.kind is StatusKind.COMPILE_ERROR:
+        if found.kind is StatusKind.COMPILE_ERROR or (
+            status.kind == "error" and found.error is not None
+        ):
             st.compile_failed(found.message)
         elif status.kind == "needs":
             st.source_problem(self._needs(kernel_name(key_), status))
@@ -1059,7 +1086,7 @@ class MainScreen(Screen):
         else:
             self._write(path, write)
 
-    @work(thread=True, group="takeaway")
+    @work(thread=True, group="takeaway", exit_on_error=False)
     def _write(self, path: Path, write: Callable[[], str]) -> None:
         try:
             what = write()

@@ -25,6 +25,7 @@ from textual.widgets import DataTable, OptionList, Static
 
 from workbench.commands import bindings
 from workbench.errors import WorkbenchError
+from workbench.jobs import SafeWorkers
 from workbench.messages import StepFailed, Stepped, StepperReady
 from workbench.pipelines import load_pipeline, shipped_names
 from workbench.pipelines.plan import plan
@@ -37,7 +38,7 @@ from workbench.widgets.step_buffers import StepBuffers
 from workbench.widgets.step_list import StepList
 
 
-class StepsScreen(Screen[None]):
+class StepsScreen(SafeWorkers, Screen[None]):
     """A pipeline, steppable both ways, with every buffer kept."""
 
     BINDINGS: ClassVar[list[Binding]] = bindings("steps")
@@ -85,7 +86,7 @@ class StepsScreen(Screen[None]):
         self._say(f"planning {name} and putting its buffers on the GPU…")
         self._open(name)
 
-    @work(thread=True, exclusive=True, group="steps")
+    @work(thread=True, exclusive=True, group="steps", exit_on_error=False)
     def _open(self, name: str) -> None:
         try:
             session = self.app.session
@@ -107,7 +108,7 @@ class StepsScreen(Screen[None]):
         self._say(f"{what}…")
         self._step(what, op)
 
-    @work(thread=True, exclusive=True, group="steps")
+    @work(thread=True, exclusive=True, group="steps", exit_on_error=False)
     def _step(self, what: str, op: Callable[[Stepper], object]) -> None:
         try:
             with self.app.gpu_lock:

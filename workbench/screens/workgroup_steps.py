@@ -20,6 +20,7 @@ from textual.screen import Screen
 from textual.widgets import Static
 
 from workbench.errors import WorkbenchError
+from workbench.jobs import SafeWorkers
 from workbench.messages import WorkgroupStepFailed, WorkgroupStepped
 from workbench.session import Case, Session
 from workbench.units import fmt_count, fmt_int
@@ -33,7 +34,7 @@ if TYPE_CHECKING:
 MANY = 8
 
 
-class WorkgroupStepScreen(Screen[None]):
+class WorkgroupStepScreen(SafeWorkers, Screen[None]):
     """Step the case's dispatch by workgroup; escape returns to the kernel."""
 
     BINDINGS: ClassVar[list[Binding]] = [
@@ -108,7 +109,7 @@ class WorkgroupStepScreen(Screen[None]):
     def action_close(self) -> None:
         self.dismiss(None)
 
-    @work(thread=True, exclusive=True, group="gpu")
+    @work(thread=True, exclusive=True, group="gpu", exit_on_error=False)
     def _step(self, count: int) -> None:
         try:
             with self.wb.gpu_lock:
