@@ -20,7 +20,6 @@ command) the theme, corpus and kernel in use are written back for the next start
 from __future__ import annotations
 
 import os
-import threading
 from dataclasses import replace
 from pathlib import Path
 from typing import ClassVar
@@ -35,19 +34,16 @@ from workbench.commands import WorkbenchCommands, bindings
 from workbench.config import Config, load_config
 from workbench.errors import WorkbenchError
 from workbench.fixtures import ReplayResult
-from workbench.jobs import SafeWorkers
+from workbench.jobs import RunsJobs
 from workbench.keys_in_order import KeysInOrder
 from workbench.messages import (
-    AdapterFailed,
-    AdapterSwitched,
     CorpusLoaded,
-    CorpusReloaded,
     FixtureExists,
     FixtureNotSaved,
     FixtureSaved,
+    JobFailed,
     OpenFailed,
     Opening,
-    ReloadFailed,
     SessionOpened,
 )
 from workbench.screens.adapters import AdapterScreen
@@ -64,6 +60,7 @@ from workbench.viewmodel.advice import ui_message
 from workbench.viewmodel.cases import build_case
 from workbench.viewmodel.fixture_places import FixturePlaces, fixture_places
 from workbench.viewmodel.form import default_form
+from workbench.viewmodel.jobs import AdapterJob, JobRunner, ReloadJob
 from workbench.viewmodel.keys import key, keymap, rebind
 from workbench.viewmodel.paths import shown_path
 from workbench.viewmodel.status import kernel_key
@@ -77,7 +74,7 @@ def _env_flag(name: str) -> bool:
     return os.environ.get(name, "").strip().lower() in ("1", "true", "yes", "on")
 
 
-class WorkbenchApp(SafeWorkers, KeysInOrder):
+class WorkbenchApp(RunsJobs, KeysInOrder):
     """Browse, run, check, time and record WGSL kernels."""
 
     TITLE = "workbench"
@@ -106,7 +103,7 @@ class WorkbenchApp(SafeWorkers, KeysInOrder):
         self.snapshot = _env_flag("WORKBENCH_SNAPSHOT") if snapshot is None else snapshot
         self.watch = watch
         self.session: Session | None = None
-        self.gpu_lock = threading.Lock()
+        self.jobs = JobRunner()  # the GPU lock and the job numbers, for every screen
         self.opening: str | None = None
         self._mtimes: dict[Path, tuple[int, int]] = {}
         self._reloading = False
@@ -188,7 +185,7 @@ class WorkbenchApp(SafeWorkers, KeysInOrder):
             adapter = Session.choose_adapter(self.adapter_selector)
             self.post_message(Opening(f"opening {adapter.label}…"))
             session = Session.on_adapter(corpus, adapter)
-            with self.gpu_lock:
+            with self.jobs.gpu_lock:
                 session.open_device()  # now, not at the first run
         except WorkbenchError as exc:
             self.post_message(OpenFailed(ui_message(exc), "no adapter"))
@@ -239,25 +236,13 @@ class WorkbenchApp(SafeWorkers, KeysInOrder):
         if now != self._mtimes:
             self._mtimes = now
             self._reloading = True
-            self._reload(self.session)
+            self.submit(ReloadJob(self.session), self._reloaded, self._reload_failed)
 
-    @work(thread=True, exclusive=True, group="reload", exit_on_error=False)
-    def _reload(self, session: Session) -> None:
-        try:
-            with self.gpu_lock:
-                session.reload()
-        except Exception as exc:  # a file the reader chokes on must not end the session
-            self.post_message(ReloadFailed(str(exc)))
-            return
-        self.post_message(CorpusReloaded())
-
-    @on(ReloadFailed)
-    def _reload_failed(self, message: ReloadFailed) -> None:
+    def _reload_failed(self, failure: JobFailed) -> None:
         self._reloading = self._reload_asked = False
-        self.notify(f"reload failed: {message.error}", severity="error")
+        self.notify(f"reload failed: {failure.error}", severity="error")
 
-    @on(CorpusReloaded)
-    async def _reloaded(self) -> None:
+    async def _reloaded(self, _: None) -> None:
         self._reloading = False
         await self.main.corpus_reloaded()
         if self._reload_asked and self.session is not None:
@@ -293,30 +278,18 @@ class WorkbenchApp(SafeWorkers, KeysInOrder):
         if index == self.session.adapter.index:
             self.notify(f"already on {self.adapter_label()}")
             return
-        self.main.verdict_bar.busy("opening the adapter…", None)
-        self._switch(self.session, index)
-
-    @work(thread=True, exclusive=True, group="open", exit_on_error=False)
-    def _switch(self, session: Session, index: int) -> None:
+        self.main.switching_adapter()
         old = self.adapter_label()
-        try:
-            with self.gpu_lock:
-                new = session.with_adapter(index)
-                new.open_device()  # fail here, with a message, not at the next run
-        except WorkbenchError as exc:
-            self.post_message(AdapterFailed(ui_message(exc)))
-            return
-        self.post_message(AdapterSwitched(new, old))
 
-    @on(AdapterFailed)
-    def _adapter_failed(self, message: AdapterFailed) -> None:
-        self.notify(message.error, severity="error", title="adapter")
+        async def switched(session: Session) -> None:
+            self.session = session
+            await self.main.adapter_switched(old)
+
+        self.submit(AdapterJob(self.session, index), switched, self._adapter_failed)
+
+    def _adapter_failed(self, failure: JobFailed) -> None:
+        self.notify(failure.error, severity="error", title="adapter")
         self.main.refresh_view()
-
-    @on(AdapterSwitched)
-    async def _adapter_switched(self, message: AdapterSwitched) -> None:
-        self.session = message.session
-        await self.main.adapter_switched(message.old)
 
     # -- fixtures ------------------------------------------------------------------------------
     def fixture_places(self) -> FixturePlaces:
@@ -453,7 +426,7 @@ class WorkbenchApp(SafeWorkers, KeysInOrder):
                 return build_case(session, k, spec, form)
 
             cases.append((k.name, make))
-        self.push_screen(CheckAllScreen(session, self.gpu_lock, cases))
+        self.push_screen(CheckAllScreen(session, cases))
 
     # -- pipelines -----------------------------------------------------------------------------
     def action_steps(self) -> None:

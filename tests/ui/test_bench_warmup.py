@@ -1,7 +1,7 @@
 """The UI's bench warms up as long as `workbench bench` does (a second by default, `warmup_ms` in the
 configuration), shows it, and stops it at the next submission on escape or when the app exits; a
 corpus that loads before the kernel list has its tree no longer kills the app at start-up.
-Real adapter (lavapipe); Progress messages are counted, never timed."""
+Real adapter (lavapipe); progress messages are counted, never timed."""
 
 from __future__ import annotations
 
@@ -15,7 +15,8 @@ from textual.worker import Worker
 
 from workbench.app import WorkbenchApp
 from workbench.config import DEFAULTS, Config
-from workbench.messages import Progress
+from workbench.messages import JobProgress
+from workbench.viewmodel.jobs import BENCH, Ticket
 from workbench.widgets.browser import KernelBrowser
 
 from .conftest import SIZE, SWIGLU, open_at, post_key, run_async, settle
@@ -64,7 +65,7 @@ def _warm_ups(app: WorkbenchApp, stopped: Callable[[], bool]) -> list[bool]:
 
 
 def _warming(messages: list[Any]) -> list[str]:
-    return [m.line for m in messages if isinstance(m, Progress) and WARMING in m.line]
+    return [m.line for m in messages if isinstance(m, JobProgress) and WARMING in m.line]
 
 
 @run_async
@@ -73,10 +74,13 @@ async def test_escape_during_the_bench_warm_up_stops_it_at_the_next_submission()
     async with app.run_test(size=SIZE) as pilot:
         await open_at(pilot, SWIGLU, seq="2", d_ff="64")
         posted = _spy(app, [])
-        submissions = _warm_ups(app, lambda: app.main._cancel.is_set())
+        bench: list[Ticket] = []  # the bench job, once it is in flight
+        submissions = _warm_ups(app, lambda: bool(bench) and bench[0].cancelled)
         await post_key(pilot, "b", until=lambda: bool(_warming(posted)))
         assert "warming up the adapter for 60.0 s" in _warming(posted)[0]
-        await post_key(pilot, "escape", until=lambda: app.main._cancel.is_set())
+        assert app.main.in_flight is not None
+        bench.append(app.main.in_flight)
+        await post_key(pilot, "escape", until=lambda: bench[0].cancelled)
         await settle(pilot)
         # Only the submission in flight when escape came may finish after it.
         assert sum(submissions) <= 1 and len(submissions) >= 1
@@ -97,14 +101,14 @@ def test_leaving_the_app_during_the_bench_warm_up_stops_it() -> None:
             submissions = _warm_ups(app, lambda: bool(bench) and bench[0].is_cancelled)
             seen.append(submissions)
             await post_key(pilot, "b", until=lambda: bool(submissions))
-            bench.extend(w for w in app.workers if w.group == "gpu")
+            bench.extend(w for w in app.workers if w.name.startswith(f"{BENCH.noun} #"))
 
     body()
     # The worker's thread outlives the app and holds the GPU lock while it times: it lets go at
     # the next submission because the app cancelled its workers on the way out (the timeout only
     # bounds a broken test).
-    assert app.gpu_lock.acquire(timeout=120), "the warm-up went on after the app exited"
-    app.gpu_lock.release()
+    assert app.jobs.gpu_lock.acquire(timeout=120), "the warm-up went on after the app exited"
+    app.jobs.gpu_lock.release()
     assert len(bench) == 1 and bench[0].is_cancelled
     assert sum(seen[0]) <= 1
 

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from workbench.app import WorkbenchApp
 from workbench.screens.save_fixture import SaveFixtureScreen
+from workbench.viewmodel.jobs import RUN
 
 from .conftest import SIZE, SWIGLU, open_at, post_key, press_settled, run_async, settle, verdict
 
@@ -53,8 +54,8 @@ async def test_escape_says_cancelled_at_once() -> None:
     app = WorkbenchApp(snapshot=True, watch=False)
     async with app.run_test(size=SIZE) as pilot:
         await open_at(pilot, ATTENTION, seq="128")
-        with app.gpu_lock:  # the run waits for the GPU until escape has been handled
-            await post_key(pilot, "r", lambda: app.main.busy == "run")
+        with app.jobs.gpu_lock:  # the run waits for the GPU until escape has been handled
+            await post_key(pilot, "r", lambda: app.main.busy is RUN)
             # The notification arrives as a message of its own, after the verdict has changed.
             await post_key(
                 pilot,

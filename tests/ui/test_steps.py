@@ -80,7 +80,7 @@ async def test_keys_answer_while_a_step_runs() -> None:
     async with app.run_test(size=SIZE) as pilot:
         screen = await open_steps(pilot)
         await press_settled(pilot, "n", "n")  # attention_forward next: the slowest step
-        with app.gpu_lock:  # hold the GPU so the step waits, then press keys meanwhile
+        with app.jobs.gpu_lock:  # hold the GPU so the step waits, then press keys meanwhile
             await pilot.press("n")
             await pilot.pause(0.1)
             assert screen.busy

@@ -17,11 +17,10 @@ import asyncio
 import os
 import shlex
 import subprocess
-import threading
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, ClassVar, TypeVar
 
 from rich.text import Text
 from textual import events, on, work
@@ -34,34 +33,34 @@ from textual.widgets import Input, Static, TabbedContent, TabPane
 from textual.worker import get_current_worker
 
 from workbench.commands import bindings
-from workbench.errors import CompileError, SpecMismatchError, UserError, WorkbenchError
-from workbench.jobs import SafeWorkers
-from workbench.messages import (
-    BaselineCompared,
-    CasePlanned,
-    CheckFinished,
-    FootprintFinished,
-    ProbesFinished,
-    Progress,
-    RunCancelled,
-    RunFailed,
-    RunFinished,
-    StatusChecked,
-)
+from workbench.errors import SpecMismatchError, UserError, WorkbenchError
+from workbench.jobs import RunsJobs
+from workbench.messages import BaselineCompared, CasePlanned, JobFailed, JobProgress
 from workbench.screens.bench import BenchScreen, ui_budget
 from workbench.screens.confirm import ConfirmScreen
 from workbench.screens.jump import JumpScreen
 from workbench.screens.runs import RunsScreen
 from workbench.screens.save_path import SavePathScreen
-from workbench.session import Case, Run, Session, StatusKind
+from workbench.session import Case, Run, Session, Status, StatusKind
 from workbench.specs.base import KernelSpec
-from workbench.units import fmt_ms
 from workbench.viewmodel.advice import ui_message
 from workbench.viewmodel.baseline import RunEntry, RunHistory, baseline_diff
-from workbench.viewmodel.cases import build_case, limit_problem, plan_case
+from workbench.viewmodel.cases import build_case, plan_case
 from workbench.viewmodel.describe import write_description
-from workbench.viewmodel.feedback import DOING, WORK, Standing, why_not
+from workbench.viewmodel.feedback import Standing, why_not
 from workbench.viewmodel.form import FormState, default_form, dims_of, parse_form, uniform_paths
+from workbench.viewmodel.jobs import (
+    BenchJob,
+    FootprintJob,
+    GradcheckJob,
+    KernelJob,
+    ProbesJob,
+    RunJob,
+    StatusJob,
+    Target,
+    Ticket,
+    Work,
+)
 from workbench.viewmodel.kernel_state import (
     KernelState,
     View,
@@ -87,14 +86,6 @@ from workbench.widgets.panes.probes import ProbesPane
 from workbench.widgets.panes.source import SourcePane
 from workbench.widgets.panes.timing import TimingPane
 from workbench.widgets.verdict_bar import VerdictBar
-from workbench.workgroups.footprint import footprint
-from workbench.workgroups.probes import (
-    DEFAULT_CAPACITY,
-    ProbeFilter,
-    ProbeRun,
-    parse_invocation,
-    run_probes,
-)
 
 if TYPE_CHECKING:
     from workbench.app import WorkbenchApp
@@ -104,9 +95,10 @@ if TYPE_CHECKING:
 NARROW_BELOW = 100
 WIDE_FROM = 120
 PLAN_DELAY_S = 0.25
+R = TypeVar("R")
 
 
-class MainScreen(SafeWorkers, Screen):
+class MainScreen(RunsJobs, Screen):
     """Browser + kernel view + footer."""
 
     BINDINGS: ClassVar[list[Binding]] = bindings("main")
@@ -128,13 +120,11 @@ class MainScreen(SafeWorkers, Screen):
         super().__init__()
         self.states: dict[str, KernelState] = {}
         self.current: str | None = None
-        self.busy: str | None = None
+        self.busy: Work | None = None  # the GPU work in flight
+        self.in_flight: Ticket | None = None  # the job of `busy`
         self.show_module = False
-        self._cancel = threading.Event()
-        # GPU work started so far; the outcome of any other job than the one in flight (one the
-        # user cancelled) is dropped when it arrives.
-        self._job = 0
         self._busy_key: str | None = None
+        self._status_ticket: Ticket | None = None
         self._on_mount_calls: list[tuple[Callable[..., object], tuple[object, ...]]] = []
         self._statuses: dict[str, KernelStatus] = {}
         self._specs: dict[str, KernelSpec | None] = {}  # each kernel's last readable spec
@@ -276,6 +266,10 @@ class MainScreen(SafeWorkers, Screen):
         self._say_doc(text)
         self.query_one("#kv-doc").add_class("-fatal")
 
+    def switching_adapter(self) -> None:
+        """The app opens another adapter: say so where the verdict goes."""
+        self.verdict_bar.busy("opening the adapter…", None)
+
     def starting_again(self) -> None:
         """A file changed after a start that failed: the app opens the corpus again."""
         self.query_one("#kv-doc").remove_class("-fatal")
@@ -381,7 +375,10 @@ class MainScreen(SafeWorkers, Screen):
         self.refresh_view()
         self.refresh_bindings()
         if rerun and st.run is not None and not kernel.problem:
-            self.start("bench" if st.run.timing and st.run.timing.reps else "run")
+            if st.run.timing and st.run.timing.reps:
+                self.action_bench()
+            else:
+                self.action_run()
         else:
             self.schedule_plan(0.01)
 
@@ -491,7 +488,7 @@ class MainScreen(SafeWorkers, Screen):
         st = self.current_state()
         if st is not None:
             st.form = event.state
-            self.start("run")
+            self.action_run()
 
     @work(exclusive=True, group="plan-soon", exit_on_error=False)
     async def schedule_plan(self, delay: float = PLAN_DELAY_S) -> None:
@@ -579,10 +576,35 @@ class MainScreen(SafeWorkers, Screen):
         return why is not None
 
     def action_run(self) -> None:
-        self.start("run")
+        target = self._target("run")
+        if target is not None:
+            key_ = target.key
+            self._start(RunJob(target), lambda st, run: self._ran(key_, st, run))
 
     def action_bench(self) -> None:
-        self.start("bench")
+        target = self._target("bench")
+        if target is not None:
+            key_ = target.key
+            budget = ui_budget(self.wb.config, self.wb.config["bench_ms"])
+            job = BenchJob(target, budget=budget)
+            self._start(job, lambda st, run: self._ran(key_, st, run))
+
+    def action_gradcheck(self) -> None:
+        target = self._target("gradcheck")
+        if target is not None:
+            self._start(GradcheckJob(target), KernelState.checked)
+
+    def action_footprint(self) -> None:
+        target = self._target("footprint")
+        if target is not None:
+            self._start(FootprintJob(target), KernelState.footprinted)
+
+    def action_probe(self) -> None:
+        target = self._target("probe")
+        if target is not None:
+            pane = self.query_one(ProbesPane)
+            job = ProbesJob(target, invocation=pane.invocation, capacity=pane.capacity)
+            self._start(job, KernelState.probed)
 
     def action_bench_variants(self) -> None:
         """Sweep an override or A/B the current kernel on the bench screen."""
@@ -599,16 +621,7 @@ class MainScreen(SafeWorkers, Screen):
             except WorkbenchError as exc:
                 self.notify("fix the form first: " + ui_message(exc), severity="error")
                 return
-        self.app.push_screen(BenchScreen(session, self.wb.gpu_lock, case, self.wb.config))
-
-    def action_gradcheck(self) -> None:
-        self.start("grad")
-
-    def action_footprint(self) -> None:
-        self.start("footprint")
-
-    def action_probe(self) -> None:
-        self.start("probe")
+        self.app.push_screen(BenchScreen(session, case, self.wb.config))
 
     def action_next_footprint_output(self) -> None:
         if self.current_state() is None or self.current_state().footprint is None:
@@ -634,230 +647,93 @@ class MainScreen(SafeWorkers, Screen):
             return
         self.app.push_screen(WorkgroupStepScreen(session, st.case))
 
-    def start(self, kind: str) -> None:
-        """Run, bench or gradcheck the current kernel in a worker thread."""
+    def _target(self, action: str) -> Target | None:
+        """The current kernel and its form, for a job; None (and why, said) when `action`
+        cannot act now or the form has a problem."""
         session = self.wb.session
         kernel = self.kernel()
         st = self.current_state()
-        action = {"grad": "gradcheck"}.get(kind, kind)
         if self.refused(action) or session is None or kernel is None or st is None:
-            return
+            return None
         spec, _ = self.spec_of(kernel)
         parsed = parse_form(st.form, spec)
         if parsed.problems:
             self.form.show_problems(parsed.problems)
             self.notify("fix the form first: " + parsed.problems[0], severity="error")
-            return
-        self._cancel = threading.Event()
-        self._job += 1
-        self.busy, self._busy_key = kind, self.current
-        self.refresh_bindings()
-        self.verdict_bar.busy(f"{DOING[kind]} {kernel.name}: preparing inputs", None)
-        cached = st.case if st.planned else None
-        tab = {"grad": "gradients", "bench": "timing", "footprint": "footprint", "probe": "probes"}
-        if kind in tab:
-            self.tabs.active = f"tab-{tab[kind]}"
-        pane = self.query_one(ProbesPane)
-        probe = (pane.invocation, pane.capacity)
-        self._gpu(
-            kind,
-            session,
-            self.current,
-            kernel,
-            spec,
-            st.form,
-            cached,
-            self._cancel,
-            self._job,
-            probe,
-        )
-
-    @work(thread=True, group="gpu", exit_on_error=False)
-    def _gpu(
-        self,
-        kind: str,
-        session: Session,
-        key_: str,
-        kernel: Kernel,
-        spec: KernelSpec | None,
-        form: FormState,
-        cached: Case | None,
-        cancel: threading.Event,
-        job: int,
-        probe: tuple[str, str] = ("", ""),
-    ) -> None:
-        """`probe`: what the Probes tab asks to record (an invocation, a capacity) as typed.
-
-        Stops at the next submission when cancelled (escape) or when the app exits: the worker's
-        thread cannot be killed, and a timing left running would hold the GPU lock.
-        """
-        worker = get_current_worker()
-
-        def stop() -> bool:
-            return cancel.is_set() or worker.is_cancelled
-
-        def progress(message: str, fraction: float) -> None:
-            if not cancel.is_set():  # the screen has said "cancelled" already
-                self.post_message(Progress(f"{DOING[kind]} {kernel.name}: {message}", fraction))
-
-        outcome: (
-            RunFinished
-            | CheckFinished
-            | FootprintFinished
-            | ProbesFinished
-            | RunFailed
-            | RunCancelled
-        )
-        try:
-            case = cached
-            if case is None:
-                case = build_case(session, kernel, spec, form)
-                refusal = limit_problem(session, case)
-                self.post_message(CasePlanned(key_, form.key, case, (refusal,) if refusal else ()))
-            with self.wb.gpu_lock:
-                if stop():  # cancelled while waiting for the GPU: do not start
-                    outcome = RunCancelled(key_, kind, job)
-                elif kind == "grad":
-                    from workbench.checks import check_case
-
-                    report = check_case(
-                        session, case, what=("grad",), progress=progress, cancelled=stop
-                    )
-                    outcome = CheckFinished(key_, kind, report, job)
-                elif kind == "footprint":
-                    fp = footprint(session, case, say=progress, cancelled=stop)
-                    outcome = FootprintFinished(key_, kind, fp, job)
-                elif kind == "probe":
-                    outcome = ProbesFinished(key_, kind, _probe(session, case, *probe), job)
-                else:
-                    run = session.run(case, progress=progress, cancelled=stop)
-                    if kind == "bench" and not stop():
-                        run = self._bench(session, run, progress, stop)
-                    outcome = RunFinished(key_, kind, run, job)
-        except CompileError as exc:
-            outcome = RunFailed(key_, kind, str(exc), compile=True, job=job)
-        except WorkbenchError as exc:
-            outcome = RunFailed(key_, kind, ui_message(exc), job=job)
-        except Exception as exc:  # never let a bug in a spec or check kill the UI: show it
-            error = f"internal error: {type(exc).__name__}: {exc}"
-            outcome = RunFailed(key_, kind, error, job=job)
-        self.post_message(RunCancelled(key_, kind, job) if stop() else outcome)
-
-    def _bench(
-        self,
-        session: Session,
-        run: Run,
-        progress: Callable[[str, float], None],
-        stop: Callable[[], bool],
-    ) -> Run:
-        """Time a checked run within the bench budget, after measuring the roofline (once)."""
-        if session.measured_roofline() is None:
-            progress("measuring the adapter's roofline (once per adapter)", 0.2)
-            if session.roofline(cancelled=stop) is None:
-                return run  # cancelled: the caller says so
-        budget = ui_budget(self.wb.config, self.wb.config["bench_ms"])
-        warm = fmt_ms(budget.warmup_ms)
-        timing = session.time_cases(
-            [run.case],
-            budget,
-            lambda done, total: progress(f"timing {done}/{total}", 0.3 + 0.7 * done / total),
-            stop,
-            lambda part: progress(f"warming up the adapter for {warm}", 0.2 + 0.1 * part),
-        )[0]
-        return replace(run, timing=timing)
-
-    @on(Progress)
-    def _progress(self, message: Progress) -> None:
-        if self.busy:
-            self.verdict_bar.busy(message.line, message.fraction)
-
-    def _work_done(
-        self,
-        message: RunFinished
-        | CheckFinished
-        | FootprintFinished
-        | ProbesFinished
-        | RunFailed
-        | RunCancelled,
-    ) -> KernelState | None:
-        """The state to update with the outcome of the work in flight; None for the outcome of
-        work cancelled before (the screen said so when it was)."""
-        if message.job != self._job or self.busy is None:
             return None
-        self.busy = None
+        planned = st.case if st.planned else None
+        return Target(session, kernel_key(kernel), kernel, spec, st.form, planned)
+
+    def _start(self, job: KernelJob[R], apply: Callable[[KernelState, R], None]) -> None:
+        """Submit `job`; its result goes into the kernel's state with `apply`. The screen says
+        what is in flight, and escape cancels it (`action_cancel`)."""
+        key_, work, name = job.target.key, job.work, job.target.kernel.name
+        self.busy, self._busy_key = work, key_
         self.refresh_bindings()
-        return self.states.get(message.key)
+        self.verdict_bar.busy(f"{work.doing} {name}: preparing inputs", None)
+        if work.tab:
+            self.tabs.active = f"tab-{work.tab}"
+
+        def done(result: R) -> None:
+            st = self._work_done(key_)
+            if st is not None:
+                apply(st, result)
+                self._show_if_current(key_)
+
+        def failed(failure: JobFailed) -> None:
+            st = self._work_done(key_)
+            if st is None:
+                return
+            if failure.compile:
+                st.compile_failed(failure.error)
+            else:
+                st.failed(failure.error)
+            self._show_if_current(key_)
+            if failure.compile and key_ == self.current:
+                self.tabs.active = "tab-source"
+
+        def cancelled() -> None:
+            st = self._work_done(key_)
+            if st is not None:
+                st.cancel(work)
+                self._show_if_current(key_)
+
+        def progress(message: JobProgress) -> None:
+            if self.busy:
+                self.verdict_bar.busy(f"{work.doing} {name}: {message.line}", message.fraction)
+
+        self.in_flight = self.submit(job, done, failed, progress, cancelled)
+
+    def _ran(self, key_: str, st: KernelState, run: Run) -> None:
+        self.history.add(key_, run)
+        st.ran(run)
+
+    def _work_done(self, key_: str) -> KernelState | None:
+        """The work in flight is over: the state its outcome goes into."""
+        self.busy, self.in_flight = None, None
+        self.refresh_bindings()
+        return self.states.get(key_)
 
     def _show_if_current(self, key_: str) -> None:
         if key_ == self.current:
             self.refresh_view()
 
-    @on(RunCancelled)
-    def _run_cancelled(self, message: RunCancelled) -> None:
-        st = self._work_done(message)
-        if st is not None:
-            st.cancel(message.kind)
-            self._show_if_current(message.key)
-
-    @on(RunFinished)
-    def _run_finished(self, message: RunFinished) -> None:
-        st = self._work_done(message)
-        if st is not None:
-            self.history.add(message.key, message.run)
-            st.ran(message.run)
-            self._show_if_current(message.key)
-
-    @on(CheckFinished)
-    def _check_finished(self, message: CheckFinished) -> None:
-        st = self._work_done(message)
-        if st is not None:
-            st.checked(message.report)
-            self._show_if_current(message.key)
-
-    @on(FootprintFinished)
-    def _footprint_finished(self, message: FootprintFinished) -> None:
-        st = self._work_done(message)
-        if st is not None:
-            st.footprinted(message.footprint)
-            self._show_if_current(message.key)
-
-    @on(ProbesFinished)
-    def _probes_finished(self, message: ProbesFinished) -> None:
-        st = self._work_done(message)
-        if st is not None:
-            st.probed(message.probes)
-            self._show_if_current(message.key)
-
-    @on(RunFailed)
-    def _run_failed(self, message: RunFailed) -> None:
-        st = self._work_done(message)
-        if st is None:
-            return
-        if message.compile:
-            st.compile_failed(message.error)
-        else:
-            st.failed(message.error)
-        self._show_if_current(message.key)
-        if message.compile and message.key == self.current:
-            self.tabs.active = "tab-source"
-
     def action_cancel(self) -> None:
         """Cancel the work in flight now: the screen says so at once, and drops its outcome.
         The worker stops after the dispatch under way (a dispatch cannot be interrupted); work
         started meanwhile waits for the GPU until then."""
-        kind, st = self.busy, self.states.get(self._busy_key or "")
-        if kind is None:
+        work, st, ticket = self.busy, self.states.get(self._busy_key or ""), self.in_flight
+        if work is None or ticket is None:
             return
-        self._cancel.set()
-        self._job += 1
-        self.busy = None
+        self.cancel(ticket, drop=True)
+        self.busy, self.in_flight = None, None
         self.refresh_bindings()
         if st is not None:
-            st.cancel(kind)
+            st.cancel(work)
         self.refresh_view()
         self.notify(
-            f"cancelled the {WORK[kind]}; the GPU finishes the dispatch under way",
-            title=WORK[kind],
+            f"cancelled the {work.noun}; the GPU finishes the dispatch under way",
+            title=work.noun,
         )
 
     def action_leave_field(self) -> None:
@@ -922,33 +798,40 @@ class MainScreen(SafeWorkers, Screen):
 
     # -- statuses ------------------------------------------------------------------------------
     def refresh_statuses(self) -> None:
+        """Check every kernel of the session (one job each, in turn); a newer check replaces
+        one under way."""
         session = self.wb.session
-        if session is not None:
-            self._check_statuses(session)
+        if session is None:
+            return
+        if self._status_ticket is not None:
+            self.cancel(self._status_ticket, drop=True)
+        self._check_next(session, list(session.corpus.kernels))
 
-    @work(thread=True, exclusive=True, group="status", exit_on_error=False)
-    def _check_statuses(self, session: Session) -> None:
-        worker = get_current_worker()
-        for k in list(session.corpus.kernels):
-            if worker.is_cancelled:
-                return
-            with self.wb.gpu_lock:
-                found = session.status(k)
-            try:
-                spec = session.spec(k)
-                mismatch = False
-            except SpecMismatchError:
-                spec, mismatch = None, True
-            except WorkbenchError:  # an unreadable workbench.toml: `found` says so
-                spec, mismatch = None, False
-            if worker.is_cancelled:  # a newer check (another session) has begun
-                return
-            status = status_kind(found, spec is not None, mismatch)
-            self.post_message(StatusChecked(kernel_key(k), status, found))
+    def _check_next(self, session: Session, kernels: list[Kernel]) -> None:
+        if not kernels:
+            self._status_ticket = None
+            return
+        k, rest = kernels[0], kernels[1:]
 
-    @on(StatusChecked)
-    def _status(self, message: StatusChecked) -> None:
-        key_, status, found = message.key, message.status, message.found
+        def checked(found: Status) -> None:
+            self._status(session, k, found)
+            self._check_next(session, rest)
+
+        def failed(failure: JobFailed) -> None:
+            self._status(session, k, Status(StatusKind.ERROR, detail=failure.error))
+            self._check_next(session, rest)
+
+        self._status_ticket = self.submit(StatusJob(session, k), checked, failed)
+
+    def _status(self, session: Session, k: Kernel, found: Status) -> None:
+        try:
+            spec = session.spec(k)
+            mismatch = False
+        except SpecMismatchError:
+            spec, mismatch = None, True
+        except WorkbenchError:  # an unreadable workbench.toml: `found` says so
+            spec, mismatch = None, False
+        key_, status = kernel_key(k), status_kind(found, spec is not None, mismatch)
         self._statuses[key_] = status
         self.browser.set_status(key_, status)
         if key_ != self.current:
@@ -1207,13 +1090,3 @@ class MainScreen(SafeWorkers, Screen):
 def _roles(case: Case) -> list[tuple[str, str]]:
     """(name, role) of each storage binding of a case: the form's recipe fields."""
     return [(p.name, p.role) for p in case.bindings if p.role != "uniform"]
-
-
-def _probe(session: Session, case: Case, invocation: str, capacity: str) -> ProbeRun:
-    """A probe run as the Probes tab asks for it (its fields as typed)."""
-    try:
-        cap = int(capacity) if capacity else DEFAULT_CAPACITY
-    except ValueError:
-        raise UserError(f"probe capacity {capacity!r} is not a whole number") from None
-    where = parse_invocation(invocation, case) if invocation else ProbeFilter()
-    return run_probes(session, case, capacity=cap, where=where)

@@ -5,8 +5,8 @@ verdict against its spec's float64 reference on its own inputs, its GPU time and
 Below: the buffers after the highlighted step, those it changed marked, and the highlighted buffer
 in the array view. Keys (ids `steps_next`, `steps_back`, ...; the registry is `viewmodel.keys`):
 next, back, run to the highlighted step, run to the end, reset, mark a step and diff the
-highlighted buffer between the marked and the highlighted step. Stepping runs in a worker thread
-that posts typed messages back, so keys answer while a step runs; the figures come from
+highlighted buffer between the marked and the highlighted step. Opening and stepping are jobs
+(`PipelineOpenJob`, `PipelineStepJob`), so keys answer while a step runs; the figures come from
 `viewmodel.steps`.
 """
 
@@ -16,7 +16,7 @@ from collections.abc import Callable
 from typing import ClassVar
 
 from rich.text import Text
-from textual import on, work
+from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
@@ -25,11 +25,11 @@ from textual.widgets import DataTable, OptionList, Static
 
 from workbench.commands import bindings
 from workbench.errors import WorkbenchError
-from workbench.jobs import SafeWorkers
-from workbench.messages import StepFailed, Stepped, StepperReady
-from workbench.pipelines import load_pipeline, shipped_names
-from workbench.pipelines.plan import plan
+from workbench.jobs import RunsJobs
+from workbench.messages import JobFailed
+from workbench.pipelines import shipped_names
 from workbench.pipelines.stepper import Stepper
+from workbench.viewmodel.jobs import PipelineOpenJob, PipelineStepJob
 from workbench.viewmodel.keys import key
 from workbench.viewmodel.steps import diff_lines, steps_view
 from workbench.widgets.buffer_view import BufferView
@@ -38,7 +38,7 @@ from workbench.widgets.step_buffers import StepBuffers
 from workbench.widgets.step_list import StepList
 
 
-class StepsScreen(SafeWorkers, Screen[None]):
+class StepsScreen(RunsJobs, Screen[None]):
     """A pipeline, steppable both ways, with every buffer kept."""
 
     BINDINGS: ClassVar[list[Binding]] = bindings("steps")
@@ -84,19 +84,7 @@ class StepsScreen(SafeWorkers, Screen[None]):
         self._pipeline = name
         self.mark, self._diff = None, None
         self._say(f"planning {name} and putting its buffers on the GPU…")
-        self._open(name)
-
-    @work(thread=True, exclusive=True, group="steps", exit_on_error=False)
-    def _open(self, name: str) -> None:
-        try:
-            session = self.app.session
-            planned = plan(load_pipeline(name), session)
-            with self.app.gpu_lock:
-                stepper = Stepper(session, planned, divergence=True)
-        except WorkbenchError as exc:
-            self.post_message(StepFailed(str(exc)))
-            return
-        self.post_message(StepperReady(stepper))
+        self.submit(PipelineOpenJob(self.app.session, name), self._ready, self._failed)
 
     def _move(self, what: str, op: Callable[[Stepper], object]) -> None:
         if self.stepper is None:
@@ -106,36 +94,26 @@ class StepsScreen(SafeWorkers, Screen[None]):
             return
         self.busy = True
         self._say(f"{what}…")
-        self._step(what, op)
+        self.submit(PipelineStepJob(self.stepper, what, op), self._stepped, self._failed)
 
-    @work(thread=True, exclusive=True, group="steps", exit_on_error=False)
-    def _step(self, what: str, op: Callable[[Stepper], object]) -> None:
-        try:
-            with self.app.gpu_lock:
-                op(self.stepper)
-        except WorkbenchError as exc:
-            self.post_message(StepFailed(str(exc)))
-            return
-        self.post_message(Stepped(what))
-
-    # -- messages ------------------------------------------------------------------------------
-    def on_stepper_ready(self, message: StepperReady) -> None:
-        self.stepper = message.stepper
+    # -- outcomes ------------------------------------------------------------------------------
+    def _ready(self, stepper: Stepper) -> None:
+        self.stepper = stepper
         self.busy = False
         self.query_one(StepList).move_cursor(row=0, animate=False)
         self._refresh(
             f"{self.stepper.plan.name}: {len(self.stepper.steps)} steps ready; press {key('steps_next')} to step"
         )
 
-    def on_stepped(self, message: Stepped) -> None:
+    def _stepped(self, what: str) -> None:
         self.busy = False
         self.query_one(StepList).move_cursor(row=self.stepper.position, animate=False)
         s = self.stepper
-        self._refresh(f"{message.what}: now after step {s.position} of {len(s.steps)}")
+        self._refresh(f"{what}: now after step {s.position} of {len(s.steps)}")
 
-    def on_step_failed(self, message: StepFailed) -> None:
+    def _failed(self, failure: JobFailed) -> None:
         self.busy = False
-        self._refresh(message.error, error=True)
+        self._refresh(failure.error, error=True)
 
     # -- actions ---------------------------------------------------------------------------------
     def action_next(self) -> None:

@@ -1,8 +1,8 @@
 """The workgroup stepper: one dispatch of the current case, run a few workgroups at a time.
 
 Buffers persist between steps, so a scatter or an accumulation builds up in front of you; the
-elements the last step changed are shown red against the state before it. Steps run in a worker
-thread holding the app's GPU lock and report back with a typed message. `s` shows the instrumented
+elements the last step changed are shown red against the state before it. Each step is a job
+(`WorkgroupStepJob`) whose result, the buffers after it, comes back to `_stepped`. `s` shows the instrumented
 module (the guard, and where it was put).
 """
 
@@ -12,18 +12,17 @@ from typing import TYPE_CHECKING, ClassVar
 
 from rich.syntax import Syntax
 from rich.text import Text
-from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Static
 
-from workbench.errors import WorkbenchError
-from workbench.jobs import SafeWorkers
-from workbench.messages import WorkgroupStepFailed, WorkgroupStepped
+from workbench.jobs import RunsJobs
+from workbench.messages import JobFailed
 from workbench.session import Case, Session
 from workbench.units import fmt_count, fmt_int
+from workbench.viewmodel.jobs import WorkgroupStepJob
 from workbench.widgets.array_view import ArrayView
 from workbench.widgets.key_footer import KeyFooter
 from workbench.workgroups.stepper import WorkgroupStep, WorkgroupStepper
@@ -34,7 +33,7 @@ if TYPE_CHECKING:
 MANY = 8
 
 
-class WorkgroupStepScreen(SafeWorkers, Screen[None]):
+class WorkgroupStepScreen(RunsJobs, Screen[None]):
     """Step the case's dispatch by workgroup; escape returns to the kernel."""
 
     BINDINGS: ClassVar[list[Binding]] = [
@@ -85,7 +84,7 @@ class WorkgroupStepScreen(SafeWorkers, Screen[None]):
             return
         self.busy = True
         self._say(f"running workgroups {self.stepper.current.done:,}…")
-        self._step(count)
+        self.submit(WorkgroupStepJob(self.stepper, count), self._stepped, self._failed)
 
     def action_to_end(self) -> None:
         self.action_step(self.stepper.total)
@@ -109,25 +108,13 @@ class WorkgroupStepScreen(SafeWorkers, Screen[None]):
     def action_close(self) -> None:
         self.dismiss(None)
 
-    @work(thread=True, exclusive=True, group="gpu", exit_on_error=False)
-    def _step(self, count: int) -> None:
-        try:
-            with self.wb.gpu_lock:
-                state = self.stepper.step(count)
-        except WorkbenchError as exc:
-            self.post_message(WorkgroupStepFailed(str(exc)))
-            return
-        self.post_message(WorkgroupStepped(state))
-
-    @on(WorkgroupStepped)
-    def _stepped(self, message: WorkgroupStepped) -> None:
+    def _stepped(self, state: WorkgroupStep) -> None:
         self.busy = False
-        self._show(message.state)
+        self._show(state)
 
-    @on(WorkgroupStepFailed)
-    def _failed(self, message: WorkgroupStepFailed) -> None:
+    def _failed(self, failure: JobFailed) -> None:
         self.busy = False
-        self._say(message.error, error=True)
+        self._say(failure.error, error=True)
 
     # -- drawing -------------------------------------------------------------------------------
     def _say(self, text: str, error: bool = False) -> None:
