@@ -42,6 +42,7 @@ LAYERS: dict[str, int] = {
     "workbench.cli": 8,
     "workbench.app": 8,
     "workbench.commands": 8,
+    "workbench.dialogs": 8,
     "workbench.jobs": 8,
     "workbench.screens": 8,
     "workbench.widgets": 8,
@@ -66,6 +67,7 @@ LAYER_NAMES = {
 UI = (
     "workbench.app",
     "workbench.commands",
+    "workbench.dialogs",
     "workbench.jobs",
     "workbench.screens",
     "workbench.widgets",

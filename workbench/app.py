@@ -32,38 +32,34 @@ from textual.screen import Screen
 
 from workbench.commands import WorkbenchCommands, bindings
 from workbench.config import Config, load_config
+from workbench.dialogs.adapters import AdapterScreen
 from workbench.errors import WorkbenchError
 from workbench.fixtures import ReplayResult
 from workbench.jobs import RunsJobs
 from workbench.keys_in_order import KeysInOrder
 from workbench.messages import (
     CorpusLoaded,
-    FixtureExists,
-    FixtureNotSaved,
-    FixtureSaved,
     JobFailed,
+    OpenBench,
+    OpenCheckAll,
     OpenFailed,
     Opening,
+    OpenWorkgroupSteps,
     SessionOpened,
 )
-from workbench.screens.adapters import AdapterScreen
+from workbench.screens.bench import BenchScreen
 from workbench.screens.check_all import CheckAllScreen
-from workbench.screens.confirm import ConfirmScreen
 from workbench.screens.fixtures import FixturesScreen
 from workbench.screens.help import HelpScreen
-from workbench.screens.load_npy import LoadNpyScreen
 from workbench.screens.main import MainScreen
-from workbench.screens.save_fixture import SaveFixtureScreen
 from workbench.screens.steps import StepsScreen
-from workbench.session import Case, Run, Session
+from workbench.screens.workgroup_steps import WorkgroupStepScreen
+from workbench.session import Run, Session
 from workbench.viewmodel.advice import ui_message
-from workbench.viewmodel.cases import build_case
 from workbench.viewmodel.fixture_places import FixturePlaces, fixture_places
-from workbench.viewmodel.form import default_form
 from workbench.viewmodel.jobs import AdapterJob, JobRunner, ReloadJob
-from workbench.viewmodel.keys import key, keymap, rebind
+from workbench.viewmodel.keys import keymap, rebind
 from workbench.viewmodel.paths import shown_path
-from workbench.viewmodel.status import kernel_key
 from workbench.viewmodel.watched import stamps
 
 POLL_S = 1.0
@@ -339,94 +335,18 @@ class WorkbenchApp(RunsJobs, KeysInOrder):
         run.case.notes.append(f"compared with the expected outputs of fixture {result.name}")
         return replace(run, reference=reference, compare=dict(result.comparisons))
 
-    def action_save_fixture(self) -> None:
-        run = self.main.current_run()
-        st = self.main.current_state()
-        if run is None or st is None or st.stale:
-            self.notify(
-                f"run the kernel first ({key('run')}): a fixture records a run", severity="warning"
-            )
-            return
-        dims = "-".join(f"{k}{v}" for k, v in run.case.dims.items())
-        default = f"{run.case.name}-{dims}" if dims else run.case.name
-        places = self.fixture_places()
-        folder = places.save_to
+    # -- screens a screen asks for ---------------------------------------------------------------
+    @on(OpenBench)
+    def _open_bench(self, message: OpenBench) -> None:
+        self.push_screen(BenchScreen(message.session, message.case, self.config))
 
-        def chosen(answer: tuple[str, str] | None) -> None:
-            if answer is not None:
-                self._record(run, folder / answer[0], answer[1], False)
+    @on(OpenWorkgroupSteps)
+    def _open_workgroup_steps(self, message: OpenWorkgroupSteps) -> None:
+        self.push_screen(WorkgroupStepScreen(message.session, message.case))
 
-        self.push_screen(
-            SaveFixtureScreen(default, folder, places.why, blink=not self.snapshot), chosen
-        )
-
-    @work(thread=True, group="fixture", exit_on_error=False)
-    def _record(self, run: Run, path: Path, note: str, force: bool) -> None:
-        from workbench.fixtures import record_fixture
-
-        try:
-            written = record_fixture(run, path, note=note, force=force)
-        except FileExistsError:
-            self.post_message(FixtureExists(run, path, note))
-            return
-        except (WorkbenchError, OSError) as exc:
-            self.post_message(FixtureNotSaved(str(exc)))
-            return
-        self.post_message(FixtureSaved(written))
-
-    @on(FixtureSaved)
-    def _saved(self, message: FixtureSaved) -> None:
-        self.notify(f"saved {message.path}", title="fixture")
-
-    @on(FixtureNotSaved)
-    def _not_saved(self, message: FixtureNotSaved) -> None:
-        self.notify(f"not saved: {message.error}", severity="error")
-
-    @on(FixtureExists)
-    def _ask_overwrite(self, message: FixtureExists) -> None:
-        def answered(yes: bool | None) -> None:
-            if yes:
-                self._record(message.run, message.path, message.note, True)
-            else:
-                self.notify("kept the existing fixture")
-
-        self.push_screen(ConfirmScreen(f"{message.path.name} exists. Overwrite it?"), answered)
-
-    # -- inputs --------------------------------------------------------------------------------
-    def action_load_npy(self) -> None:
-        names = self.main.form.input_names()
-        if not names:
-            self.notify("this kernel has no input binding to fill")
-            return
-
-        def chosen(answer: tuple[str, str] | None) -> None:
-            if answer is not None:
-                self.main.form.set_recipe(answer[0], f"npy:{answer[1]}")
-
-        self.push_screen(LoadNpyScreen(names, blink=not self.snapshot), chosen)
-
-    # -- checks --------------------------------------------------------------------------------
-    def action_check_all(self) -> None:
-        session = self.session
-        if session is None:
-            self.notify("the adapter is still opening")
-            return
-        cases = []
-        for k in session.corpus.kernels:
-            try:
-                spec = session.spec(k)
-            except WorkbenchError:
-                continue
-            if spec is None:
-                continue
-            st = self.main.states.get(kernel_key(k))
-            form = st.form if st is not None else default_form(spec)
-
-            def make(k=k, spec=spec, form=form) -> Case:
-                return build_case(session, k, spec, form)
-
-            cases.append((k.name, make))
-        self.push_screen(CheckAllScreen(session, cases))
+    @on(OpenCheckAll)
+    def _open_check_all(self, message: OpenCheckAll) -> None:
+        self.push_screen(CheckAllScreen(message.session, message.cases))
 
     # -- pipelines -----------------------------------------------------------------------------
     def action_steps(self) -> None:

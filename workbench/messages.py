@@ -5,7 +5,8 @@ back as a `Job…` message carrying its number, which the submitting node turns 
 callback it gave. The other workers (opening the corpus and the adapter, planning a case,
 comparing with the baseline, saving a fixture) post the messages below. Every message names what
 it is about (the kernel `key`, the job `number`), because the user may have moved on by the time
-it arrives. `JobProgress` replaces one still waiting in the queue, so a fast worker never floods a
+it arrives. A screen asks the app for another screen with an `Open…` message (screens do not
+import each other). `JobProgress` replaces one still waiting in the queue, so a fast worker never floods a
 busy UI with stale progress lines.
 
 Messages that a widget posts about itself (CaseForm.Changed, KernelBrowser.Selected,
@@ -14,6 +15,7 @@ FixturesScreen.OpenCase) stay with that widget.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -139,3 +141,28 @@ class FixtureExists(WorkerMessage):
 @dataclass
 class FixtureNotSaved(WorkerMessage):
     error: str
+
+
+# -- a screen asking the app for another screen (these bubble up to the app) -----------------------
+@dataclass
+class OpenBench(Message):
+    """Sweep or A/B `case` on the bench screen."""
+
+    session: Session
+    case: Case
+
+
+@dataclass
+class OpenWorkgroupSteps(Message):
+    """Step the dispatch of `case` workgroup by workgroup."""
+
+    session: Session
+    case: Case
+
+
+@dataclass
+class OpenCheckAll(Message):
+    """Check every kernel with a spec: (name, a function building its case) each."""
+
+    session: Session
+    cases: list[tuple[str, Callable[[], Case]]]

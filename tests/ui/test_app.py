@@ -14,15 +14,15 @@ import pytest
 from textual.widgets import DataTable, Static, TabbedContent
 
 from workbench.app import WorkbenchApp
+from workbench.dialogs.adapters import AdapterScreen
+from workbench.dialogs.confirm import ConfirmScreen
+from workbench.dialogs.load_npy import LoadNpyScreen
+from workbench.dialogs.save_fixture import SaveFixtureScreen
 from workbench.gpu.adapters import list_adapters
 from workbench.gpu.timing import MIN_ROUNDS
-from workbench.screens.adapters import AdapterScreen
 from workbench.screens.check_all import CheckAllScreen
-from workbench.screens.confirm import ConfirmScreen
 from workbench.screens.fixtures import FixturesScreen
 from workbench.screens.help import HelpScreen
-from workbench.screens.load_npy import LoadNpyScreen
-from workbench.screens.save_fixture import SaveFixtureScreen
 from workbench.viewmodel.jobs import RUN
 from workbench.widgets.array_view import ArrayView
 from workbench.widgets.browser import KernelBrowser

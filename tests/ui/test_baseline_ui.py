@@ -9,7 +9,7 @@ from pathlib import Path
 from textual.pilot import Pilot
 
 from workbench.app import WorkbenchApp
-from workbench.screens.runs import RunsScreen
+from workbench.dialogs.runs import RunsScreen
 
 from .conftest import SIZE, SWIGLU, open_at, press_settled, run_async, settle
 

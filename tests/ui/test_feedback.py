@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from workbench.app import WorkbenchApp
-from workbench.screens.save_fixture import SaveFixtureScreen
+from workbench.dialogs.save_fixture import SaveFixtureScreen
 from workbench.viewmodel.jobs import RUN
 
 from .conftest import SIZE, SWIGLU, open_at, post_key, press_settled, run_async, settle, verdict

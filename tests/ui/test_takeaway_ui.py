@@ -13,9 +13,9 @@ from textual.pilot import Pilot
 from textual.widgets import Input, Select
 
 from workbench.app import WorkbenchApp
-from workbench.screens.confirm import ConfirmScreen
-from workbench.screens.jump import JumpScreen
-from workbench.screens.save_path import SavePathScreen
+from workbench.dialogs.confirm import ConfirmScreen
+from workbench.dialogs.jump import JumpScreen
+from workbench.dialogs.save_path import SavePathScreen
 from workbench.widgets.array_view import ArrayView
 
 from .conftest import SIZE, SWIGLU, open_at, press_settled, run_async, settle

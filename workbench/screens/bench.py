@@ -27,8 +27,8 @@ from workbench.bench.sweep import SweepResult, check_override, parse_sweep, repl
 from workbench.errors import UserError, WorkbenchError
 from workbench.jobs import RunsJobs
 from workbench.messages import JobFailed, JobProgress
-from workbench.session import DEFAULT_WARMUP_MS, Budget
-from workbench.viewmodel.jobs import ABJob, SweepJob, Ticket
+from workbench.session import Budget
+from workbench.viewmodel.jobs import ABJob, SweepJob, Ticket, ui_budget
 from workbench.wgsl.corpus import SHIPPED, load_corpus
 from workbench.widgets.key_footer import KeyFooter
 from workbench.widgets.roofline_chart import RooflineChart
@@ -39,13 +39,6 @@ if TYPE_CHECKING:
     from workbench.session import Case, Session
 
 DEFAULT_MS = 100.0
-
-
-def ui_budget(config: Config, ms: float, flush: bool = False) -> Budget:
-    """The UI's timing budget: `ms` of measurement after the configured warm-up (`warmup_ms`;
-    unset, the engine's DEFAULT_WARMUP_MS, as `workbench bench` warms up)."""
-    warm = config["warmup_ms"]
-    return Budget(ms=ms, warmup_ms=DEFAULT_WARMUP_MS if warm is None else warm, flush=flush)
 
 
 def default_sweep(case: Case) -> str:

@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from workbench.bench.ab import ABResult
     from workbench.bench.sweep import SweepResult
     from workbench.checks import CheckReport
+    from workbench.config import Config
     from workbench.fixtures import ReplayResult
     from workbench.pipelines.stepper import Stepper
     from workbench.session import Budget, Case, Run, Session, Status
@@ -62,6 +63,15 @@ WORKGROUP_STEP = Work("workgroup step", "running workgroups of")
 PIPELINE = Work("pipeline step", "stepping")
 CORPUS = Work("corpus read", "reading the corpus")
 ADAPTER = Work("adapter switch", "opening the adapter")
+
+
+def ui_budget(config: Config, ms: float, flush: bool = False) -> Budget:
+    """The UI's timing budget: `ms` of measurement after the configured warm-up (`warmup_ms`;
+    unset, the engine's DEFAULT_WARMUP_MS, as `workbench bench` warms up)."""
+    from workbench.session import DEFAULT_WARMUP_MS, Budget
+
+    warm = config["warmup_ms"]
+    return Budget(ms=ms, warmup_ms=DEFAULT_WARMUP_MS if warm is None else warm, flush=flush)
 
 
 class Cancelled(Exception):

@@ -278,7 +278,6 @@ KEYS: tuple[Key, ...] = (
         "",
         "every check of every spec'd kernel, one row each",
         "Check all kernels",
-        scope="app",
     ),
     Key("reload", "", "reload", "", "re-read every WGSL file now", "Reload corpus", scope="app"),
     Key(
@@ -297,7 +296,6 @@ KEYS: tuple[Key, ...] = (
         "",
         "fill an input binding from a .npy file",
         "Load .npy into an input",
-        scope="app",
     ),
     Key(
         "steps",
