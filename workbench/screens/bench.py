@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, ClassVar
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
-from textual.binding import Binding
+from textual.binding import BindingType
 from textual.containers import Horizontal
 from textual.screen import Screen
 from textual.widgets import Button, Checkbox, DataTable, Input, ProgressBar, Static
@@ -24,11 +24,12 @@ from workbench.bench.ab import ABResult
 from workbench.bench.plot import Point
 from workbench.bench.report import CPU_TIMES, ab_lines, method_on, roofline_line, sweep_rows
 from workbench.bench.sweep import SweepResult, check_override, parse_sweep, replan
+from workbench.commands import bindings
 from workbench.errors import UserError, WorkbenchError
 from workbench.jobs import RunsJobs
 from workbench.messages import JobFailed, JobProgress
 from workbench.session import Budget
-from workbench.viewmodel.jobs import ABJob, SweepJob, Ticket, ui_budget
+from workbench.viewmodel.jobs import ABJob, Job, SweepJob, Ticket, ui_budget
 from workbench.wgsl.corpus import SHIPPED, load_corpus
 from workbench.widgets.key_footer import KeyFooter
 from workbench.widgets.roofline_chart import RooflineChart
@@ -63,9 +64,7 @@ def points_of(results: list[BenchResult]) -> list[Point]:
 class BenchScreen(RunsJobs, Screen[None]):
     """Sweep or A/B of the current kernel, with progress, cancel, a table and the roofline."""
 
-    BINDINGS: ClassVar[list[Binding]] = [
-        Binding("escape", "leave", "Cancel / back", id="leave_bench"),
-    ]
+    BINDINGS: ClassVar[list[BindingType]] = bindings("bench")
     DEFAULT_CSS = """
     BenchScreen #bench-inputs { height: auto; }
     BenchScreen #bench-inputs Input { width: 1fr; }
@@ -101,7 +100,9 @@ class BenchScreen(RunsJobs, Screen[None]):
             yield Checkbox("flush", id="bench-flush")
         yield ProgressBar(total=1.0, show_eta=False, id="bench-progress")
         yield Static(id="bench-status")
-        table = DataTable(id="bench-table", zebra_stripes=True, cursor_type="row")
+        table: DataTable[object] = DataTable(
+            id="bench-table", zebra_stripes=True, cursor_type="row"
+        )
         table.add_columns("", "variant", "check", "median", "p10–p90", "reps", "rate", "vs best")
         yield table
         yield Static(id="bench-text")
@@ -151,7 +152,7 @@ class BenchScreen(RunsJobs, Screen[None]):
             return
         self._start(ABJob(self.session, ("A (this kernel)", a), (f"B ({vs})", b), budget))
 
-    def _start(self, job: SweepJob | ABJob) -> None:
+    def _start(self, job: Job[SweepResult | ABResult]) -> None:
         if self._ticket is not None:
             self.notify("a bench is in flight: escape cancels it", severity="warning")
             return

@@ -12,10 +12,11 @@ from typing import TYPE_CHECKING, ClassVar
 
 from rich.text import Text
 from textual.app import ComposeResult
-from textual.binding import Binding
+from textual.binding import BindingType
 from textual.screen import Screen
 from textual.widgets import DataTable, ProgressBar, Static
 
+from workbench.commands import bindings
 from workbench.jobs import RunsJobs
 from workbench.messages import JobFailed
 from workbench.viewmodel.jobs import CheckJob, Ticket
@@ -31,9 +32,7 @@ VERDICT = {True: ("✓ pass", "green"), False: ("✗ FAIL", "bold red"), None: (
 class CheckAllScreen(RunsJobs, Screen[None]):
     """`check_case` over every kernel with a spec, one row each, as the results arrive."""
 
-    BINDINGS: ClassVar[list[Binding]] = [
-        Binding("escape", "leave", "Cancel / back", id="leave_check_all"),
-    ]
+    BINDINGS: ClassVar[list[BindingType]] = bindings("check_all")
 
     def __init__(self, session: Session, cases: list[tuple[str, Callable[[], Case]]]) -> None:
         super().__init__()
@@ -53,7 +52,9 @@ class CheckAllScreen(RunsJobs, Screen[None]):
             id="check-head",
         )
         yield ProgressBar(total=max(len(self.cases), 1), show_eta=False, id="check-progress")
-        table = DataTable(id="check-table", zebra_stripes=True, cursor_type="row")
+        table: DataTable[object] = DataTable(
+            id="check-table", zebra_stripes=True, cursor_type="row"
+        )
         table.add_columns("kernel", "verdict", "checks")
         yield table
         yield KeyFooter()
