@@ -19,7 +19,7 @@ from workbench.messages import JobProgress
 from workbench.viewmodel.jobs import BENCH, Ticket
 from workbench.widgets.browser import KernelBrowser
 
-from .conftest import SIZE, SWIGLU, open_at, post_key, run_async, settle
+from .conftest import SIZE, SWIGLU, Recording, open_at, post_key, run_async, settle
 
 WARMING = "warming up the adapter"
 
@@ -70,7 +70,7 @@ def _warming(messages: list[Any]) -> list[str]:
 
 @run_async
 async def test_escape_during_the_bench_warm_up_stops_it_at_the_next_submission() -> None:
-    app = WorkbenchApp(snapshot=True, watch=False, config=_long_warm_up())
+    app = Recording(snapshot=True, watch=False, config=_long_warm_up())
     async with app.run_test(size=SIZE) as pilot:
         await open_at(pilot, SWIGLU, seq="2", d_ff="64")
         posted = _spy(app, [])
@@ -85,12 +85,12 @@ async def test_escape_during_the_bench_warm_up_stops_it_at_the_next_submission()
         # Only the submission in flight when escape came may finish after it.
         assert sum(submissions) <= 1 and len(submissions) >= 1
         assert app.main.busy is None
-        assert any("cancelled" in n.message for n in app._notifications)
+        assert any("cancelled" in n for n in app.notices)
         assert app.main.current_run() is None  # the cancelled bench's run is not shown
 
 
 def test_leaving_the_app_during_the_bench_warm_up_stops_it() -> None:
-    app = WorkbenchApp(snapshot=True, watch=False, config=_long_warm_up())
+    app = Recording(snapshot=True, watch=False, config=_long_warm_up())
     bench: list[Worker[None]] = []
     seen: list[list[bool]] = []
 
@@ -115,7 +115,7 @@ def test_leaving_the_app_during_the_bench_warm_up_stops_it() -> None:
 
 @run_async
 async def test_a_bench_with_the_default_warm_up_says_it_warms_up() -> None:
-    app = WorkbenchApp(snapshot=True, watch=False)
+    app = Recording(snapshot=True, watch=False)
     async with app.run_test(size=SIZE) as pilot:
         await open_at(pilot, SWIGLU, seq="2", d_ff="64")
         posted = _spy(app, [])
@@ -147,7 +147,7 @@ async def test_a_corpus_loaded_before_the_kernel_list_is_composed_still_opens(
         await compose(self, event)
 
     monkeypatch.setattr(KernelBrowser, "_on_compose", late)
-    app = WorkbenchApp(corpus=tmp_path, snapshot=True, watch=False)
+    app = Recording(corpus=tmp_path, snapshot=True, watch=False)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         browser = app.main.query_one(KernelBrowser)

@@ -10,30 +10,15 @@ from pathlib import Path
 from textual.app import App
 from textual.widgets import Static
 
-import workbench.app
 from tests.described.corpora import MATMUL, MATMUL_TOML, REFS, matmul_corpus, write
 from workbench.app import WorkbenchApp
 from workbench.jobs import SafeWorkers
 from workbench.widgets.browser import KernelBrowser
 
-from .conftest import SIZE, press_settled, run_async, settle, type_into, verdict
+from .conftest import SIZE, Recording, press_settled, run_async, settle, type_into, verdict
 
 KEY = "matmul.wgsl:matmul"
 BROKEN = MATMUL_TOML.replace("[kernels.matmul.buffers]", "[kernels.matmul.buffers")
-
-
-class Recording(WorkbenchApp):
-    """The app, keeping every notification it shows."""
-
-    CSS_PATH = str(Path(workbench.app.__file__).with_name(WorkbenchApp.CSS_PATH))
-
-    def __init__(self, *args: object, **kwargs: object) -> None:
-        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
-        self.notices: list[str] = []
-
-    def notify(self, message: str, **kwargs: object) -> None:  # type: ignore[override]
-        self.notices.append(message)
-        super().notify(message, **kwargs)  # type: ignore[arg-type]
 
 
 def _status(app: WorkbenchApp) -> str:
