@@ -27,7 +27,7 @@ from typing import ClassVar
 import numpy as np
 from textual import on, work
 from textual.app import App
-from textual.binding import Binding
+from textual.binding import BindingType
 from textual.screen import Screen
 
 from workbench.commands import WorkbenchCommands, bindings
@@ -76,7 +76,7 @@ class WorkbenchApp(RunsJobs, KeysInOrder):
     TITLE = "workbench"
     CSS_PATH = "app.tcss"
     COMMANDS = App.COMMANDS | {WorkbenchCommands}
-    BINDINGS: ClassVar[list[Binding]] = bindings("app")
+    BINDINGS: ClassVar[list[BindingType]] = bindings("app")
 
     def __init__(
         self,
@@ -97,7 +97,7 @@ class WorkbenchApp(RunsJobs, KeysInOrder):
         self.first_kernel = kernel
         self.remember = remember
         self.snapshot = _env_flag("WORKBENCH_SNAPSHOT") if snapshot is None else snapshot
-        self.watch = watch
+        self.watch_files = watch  # poll the corpus's files for changes
         self.session: Session | None = None
         self.jobs = JobRunner()  # the GPU lock and the job numbers, for every screen
         self.opening: str | None = None
@@ -113,14 +113,14 @@ class WorkbenchApp(RunsJobs, KeysInOrder):
     def main(self) -> MainScreen:
         return self._main
 
-    def get_default_screen(self) -> Screen:
+    def get_default_screen(self) -> Screen[None]:
         self._main = MainScreen()
         return self._main
 
     def on_mount(self) -> None:
         self._apply_config()
         self._open()
-        if self.watch:
+        if self.watch_files:
             self.set_interval(POLL_S, self.poll_files)
 
     def _apply_config(self) -> None:
@@ -290,9 +290,8 @@ class WorkbenchApp(RunsJobs, KeysInOrder):
     # -- fixtures ------------------------------------------------------------------------------
     def fixture_places(self) -> FixturePlaces:
         """Where `f` saves and what the Fixtures screen lists; a refused folder is a notice."""
-        places = fixture_places(
-            Path(self.session.corpus.root), self.fixtures_option, self.config["fixtures"]
-        )
+        root = Path(self.session.corpus.root) if self.session else self._corpus_root()
+        places = fixture_places(root, self.fixtures_option, self.config["fixtures"])
         for problem in places.problems:
             self.notify(problem, title="fixtures", severity="warning", timeout=10)
         return places
@@ -303,8 +302,14 @@ class WorkbenchApp(RunsJobs, KeysInOrder):
             return
         places = self.fixture_places()
         self.push_screen(
-            FixturesScreen(lambda: self.session, paths=places.listed, adapter=self.adapter_label())
+            FixturesScreen(self._session, paths=places.listed, adapter=self.adapter_label())
         )
+
+    def _session(self) -> Session:
+        """The session now (the Fixtures screen follows adapter switches); open by then."""
+        if self.session is None:
+            raise WorkbenchError("the adapter is still opening")
+        return self.session
 
     @on(FixturesScreen.OpenCase)
     async def _open_fixture_case(self, event: FixturesScreen.OpenCase) -> None:

@@ -10,14 +10,14 @@ itself touches no wgpu; it calls `workbench.fixtures`, which goes through the Se
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import ClassVar
 
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
-from textual.binding import Binding
+from textual.binding import BindingType
 from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import DataTable, ProgressBar, Static
@@ -63,10 +63,10 @@ def _status(kind: str) -> Text:
     return Text(label, style=style)
 
 
-class FixturesScreen(RunsJobs, Screen):
+class FixturesScreen(RunsJobs, Screen[None]):
     """Fixtures with their status; `r` replays them all, `enter` opens one in the kernel view."""
 
-    BINDINGS: ClassVar[list[Binding]] = bindings("fixtures")
+    BINDINGS: ClassVar[list[BindingType]] = bindings("fixtures")
 
     class OpenCase(Message):
         """Show this fixture's case (and its run, None when it did not compile) in the kernel view."""
@@ -80,7 +80,7 @@ class FixturesScreen(RunsJobs, Screen):
     def __init__(
         self,
         session: Session | Callable[[], Session],
-        paths: list[str | Path] | None = None,
+        paths: Sequence[str | Path] | None = None,
         name: str | None = None,
         id: str | None = None,
         classes: str | None = None,

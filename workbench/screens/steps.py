@@ -13,12 +13,12 @@ highlighted buffer between the marked and the highlighted step. Opening and step
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
-from textual.binding import Binding
+from textual.binding import BindingType
 from textual.containers import Horizontal
 from textual.screen import Screen
 from textual.widgets import DataTable, OptionList, Static
@@ -37,11 +37,14 @@ from workbench.widgets.key_footer import KeyFooter
 from workbench.widgets.step_buffers import StepBuffers
 from workbench.widgets.step_list import StepList
 
+if TYPE_CHECKING:
+    from workbench.app import WorkbenchApp
+
 
 class StepsScreen(RunsJobs, Screen[None]):
     """A pipeline, steppable both ways, with every buffer kept."""
 
-    BINDINGS: ClassVar[list[Binding]] = bindings("steps")
+    BINDINGS: ClassVar[list[BindingType]] = bindings("steps")
 
     DEFAULT_CSS = """
     StepsScreen #steps-title { height: 1; padding: 0 1; background: $panel; }
@@ -61,6 +64,10 @@ class StepsScreen(RunsJobs, Screen[None]):
         self.mark: int | None = None
         self._diff: tuple[str, int, int] | None = None  # buffer, earlier step, later step
 
+    @property
+    def wb(self) -> WorkbenchApp:
+        return self.app  # type: ignore[return-value]
+
     def compose(self) -> ComposeResult:
         yield Static(id="steps-title")
         with Horizontal(id="steps-top"):
@@ -68,7 +75,7 @@ class StepsScreen(RunsJobs, Screen[None]):
             yield StepList(id="steps-list")
         with Horizontal():
             yield StepBuffers(id="steps-buffers")
-            yield BufferView(id="steps-buffer", blink=not self.app.snapshot)
+            yield BufferView(id="steps-buffer", blink=not self.wb.snapshot)
         yield Static(id="steps-diff")
         yield Static(id="steps-status")
         yield KeyFooter()
@@ -84,7 +91,10 @@ class StepsScreen(RunsJobs, Screen[None]):
         self._pipeline = name
         self.mark, self._diff = None, None
         self._say(f"planning {name} and putting its buffers on the GPU…")
-        self.submit(PipelineOpenJob(self.app.session, name), self._ready, self._failed)
+        session = self.wb.session
+        if session is None:  # the app opens the Steps screen once the session is open
+            return
+        self.submit(PipelineOpenJob(session, name), self._ready, self._failed)
 
     def _move(self, what: str, op: Callable[[Stepper], object]) -> None:
         if self.stepper is None:
@@ -107,8 +117,10 @@ class StepsScreen(RunsJobs, Screen[None]):
 
     def _stepped(self, what: str) -> None:
         self.busy = False
-        self.query_one(StepList).move_cursor(row=self.stepper.position, animate=False)
         s = self.stepper
+        if s is None:
+            return
+        self.query_one(StepList).move_cursor(row=s.position, animate=False)
         self._refresh(f"{what}: now after step {s.position} of {len(s.steps)}")
 
     def _failed(self, failure: JobFailed) -> None:
@@ -191,7 +203,7 @@ class StepsScreen(RunsJobs, Screen[None]):
                 self._say(line, error)
             return
         shown = min(self._shown(), self.stepper.position)
-        view = steps_view(self.stepper, shown, self.app.snapshot)
+        view = steps_view(self.stepper, shown, self.wb.snapshot)
         self.query_one("#steps-title", Static).update(view.title)
         self.query_one(StepList).show(view)
         self.query_one(StepBuffers).show(view.buffers)

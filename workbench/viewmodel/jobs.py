@@ -38,7 +38,7 @@ if TYPE_CHECKING:
     from workbench.workgroups.probes import ProbeRun
     from workbench.workgroups.stepper import WorkgroupStep, WorkgroupStepper
 
-R = TypeVar("R")
+R = TypeVar("R", covariant=True)  # a job of a narrower result is a job of a wider one
 
 
 @dataclass(frozen=True)

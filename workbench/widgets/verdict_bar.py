@@ -140,7 +140,17 @@ def _lines(bar: VerdictBar, text: Text | str, width: int) -> int:
 class VerdictBar(Horizontal):
     """A one-line verdict, or a progress bar and message while GPU work is in flight."""
 
-    PARTS = ("pass", "fail", "stale", "stale-reason", "error", "adhoc", "good", "bad", "name")
+    PARTS: tuple[str, ...] = (
+        "pass",
+        "fail",
+        "stale",
+        "stale-reason",
+        "error",
+        "adhoc",
+        "good",
+        "bad",
+        "name",
+    )
     PARTS += ("hint", "busy")
     COMPONENT_CLASSES: ClassVar[set[str]] = {f"verdict-bar--{part}" for part in PARTS}
 

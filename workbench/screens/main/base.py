@@ -20,6 +20,7 @@ from workbench.jobs import RunsJobs
 from workbench.session import Case, Run
 from workbench.specs.base import KernelSpec
 from workbench.viewmodel.advice import ui_message
+from workbench.viewmodel.jobs import Work
 from workbench.viewmodel.kernel_state import KernelState
 from workbench.viewmodel.status import kernel_key
 from workbench.wgsl.corpus import Kernel
@@ -33,6 +34,8 @@ if TYPE_CHECKING:
 
 class MainBase(RunsJobs, Screen[None]):
     """The main screen's shared state and the hooks its concerns implement."""
+
+    busy: Work | None  # the GPU work in flight (work)
 
     def __init__(self) -> None:
         super().__init__()
@@ -85,9 +88,11 @@ class MainBase(RunsJobs, Screen[None]):
 
         While the corpus's workbench.toml cannot be used, the kernel keeps the spec it last had
         (its form and results stay) and cannot run until the file is fixed."""
-        key_ = kernel_key(kernel)
+        key_, session = kernel_key(kernel), self.wb.session
+        if session is None:  # no kernel is shown before the session opens
+            return None, "", ""
         try:
-            spec, mismatch = self.wb.session.spec(kernel), ""
+            spec, mismatch = session.spec(kernel), ""
         except SpecMismatchError as exc:
             spec, mismatch = None, str(exc)
         except WorkbenchError as exc:

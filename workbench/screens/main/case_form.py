@@ -52,9 +52,13 @@ class CaseFormControl(MainBase):
         self._plan_now()
 
     def _plan_now(self) -> None:
-        kernel = self.kernel()
-        st = self.current_state()
-        if kernel is None or st is None or self.wb.session is None:
+        kernel, st, key_, session = (
+            self.kernel(),
+            self.current_state(),
+            self.current,
+            self.wb.session,
+        )
+        if kernel is None or st is None or key_ is None or session is None:
             return
         if kernel.problem or kernel.entry_point is None:
             self.form.show_derived("")
@@ -67,9 +71,9 @@ class CaseFormControl(MainBase):
             self.form.show_sizes(None)
             return
         if st.case is not None and st.planned:
-            self.post_message(CasePlanned(self.current, st.form.key, st.case, st.problems))
+            self.post_message(CasePlanned(key_, st.form.key, st.case, st.problems))
             return
-        self._plan(self.wb.session, self.current, kernel, spec, st.form)
+        self._plan(session, key_, kernel, spec, st.form)
 
     @work(thread=True, exclusive=True, group="plan", exit_on_error=False)
     def _plan(

@@ -20,7 +20,7 @@ from typing import ClassVar
 from rich.text import Text
 from textual import events, on
 from textual.app import ComposeResult
-from textual.binding import Binding
+from textual.binding import BindingType
 from textual.containers import Horizontal, Vertical
 from textual.reactive import reactive
 from textual.widgets import Input, Static, TabbedContent, TabPane
@@ -56,13 +56,14 @@ WIDE_FROM = 120
 class MainScreen(KernelSelection, CaseFormControl, KernelWork, BaselineControl, Takeaway):
     """Browser + kernel view + footer."""
 
-    BINDINGS: ClassVar[list[Binding]] = bindings("main")
+    BINDINGS: ClassVar[list[BindingType]] = bindings("main")
     # Focus goes where the screen puts it (the kernel list, or nowhere while the list is hidden),
     # never to the first field by default: the footer and the status line name keys (`r run`)
     # that a field would take as text. The focused region is lit, and `d` goes to the dims.
-    AUTO_FOCUS = None
+    AUTO_FOCUS: ClassVar[str | None] = None
     # Classes the stylesheet lays the screen out by: -narrow, -medium or -wide.
-    HORIZONTAL_BREAKPOINTS: ClassVar[list[tuple[int, str]]] = [
+    # (Textual declares it an instance attribute; a class-wide constant here.)
+    HORIZONTAL_BREAKPOINTS: ClassVar[list[tuple[int, str]]] = [  # type: ignore[misc]
         (0, "-narrow"),
         (NARROW_BELOW, "-medium"),
         (WIDE_FROM, "-wide"),

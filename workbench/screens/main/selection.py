@@ -56,6 +56,8 @@ class KernelSelection(MainBase):
     async def corpus_reloaded(self) -> None:
         """The files changed on disk and the session re-read them."""
         session = self.wb.session
+        if session is None:
+            return
         browser = self.browser
         browser.set_corpus(session.corpus, self._statuses)
         for st in self.states.values():

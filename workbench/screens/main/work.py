@@ -8,6 +8,7 @@ asked of the app with a message (`OpenBench`, `OpenWorkgroupSteps`, `OpenCheckAl
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 from typing import TypeVar
 
 from workbench.errors import WorkbenchError
@@ -225,7 +226,8 @@ class KernelWork(MainBase):
         self.post_message(OpenBench(session, case))
 
     def action_next_footprint_output(self) -> None:
-        if self.current_state() is None or self.current_state().footprint is None:
+        st = self.current_state()
+        if st is None or st.footprint is None:
             self.notify(
                 f"no footprint yet: press {key('footprint')} to find who writes what",
                 severity="warning",
@@ -252,7 +254,7 @@ class KernelWork(MainBase):
         if session is None:
             self.notify("the adapter is still opening")
             return
-        cases = []
+        cases: list[tuple[str, Callable[[], Case]]] = []
         for k in session.corpus.kernels:
             try:
                 spec = session.spec(k)
@@ -263,8 +265,5 @@ class KernelWork(MainBase):
             st = self.states.get(kernel_key(k))
             form = st.form if st is not None else default_form(spec)
 
-            def make(k=k, spec=spec, form=form) -> Case:  # type: ignore[no-untyped-def]
-                return build_case(session, k, spec, form)
-
-            cases.append((k.name, make))
+            cases.append((k.name, partial(build_case, session, k, spec, form)))
         self.post_message(OpenCheckAll(session, cases))
