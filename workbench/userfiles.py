@@ -139,8 +139,17 @@ def read_toml(path: str | Path, error: ErrorType, limit: int = 1 << 20) -> dict[
     return parse_toml(read_text(path, error, limit), path, error)
 
 
-def read_npy_header(fh: BinaryIO, where: str | Path, error: ErrorType) -> tuple:
-    """(shape, fortran_order, dtype) from an `.npy` stream, nothing of the data read yet."""
+_PICKLE = "holds Python objects (a pickle); only plain numeric arrays are read"
+
+
+def read_npy_header(
+    fh: BinaryIO, where: str | Path, error: ErrorType, pickle: str = _PICKLE
+) -> tuple[tuple[int, ...], bool, np.dtype]:
+    """(shape, fortran_order, dtype) from an `.npy` stream, nothing of the data read yet.
+
+    The one reader of `.npy` headers (inputs, fixture archives): numpy.lib.format parses the
+    header; a header of object dtype is refused with `WHERE PICKLE` before anything else is read.
+    """
     fmt = np.lib.format
     with guarded(where, error, "not a readable .npy file"):
         version = fmt.read_magic(fh)
@@ -151,7 +160,7 @@ def read_npy_header(fh: BinaryIO, where: str | Path, error: ErrorType) -> tuple:
         else:
             raise error(f"{where}: .npy format {version} is not 1.0 or 2.0")
     if dtype.hasobject:
-        raise error(f"{where}: holds Python objects (a pickle); only plain numeric arrays are read")
+        raise error(f"{where} {pickle}")
     return tuple(int(n) for n in shape), bool(fortran), dtype
 
 
