@@ -54,6 +54,7 @@ from workbench.screens.runs import RunsScreen
 from workbench.screens.save_path import SavePathScreen
 from workbench.session import Case, Run, Session, StatusKind
 from workbench.specs.base import KernelSpec
+from workbench.specs.refworker import cancel_all as cancel_references
 from workbench.units import fmt_ms
 from workbench.viewmodel.advice import ui_message
 from workbench.viewmodel.baseline import RunEntry, RunHistory, baseline_diff
@@ -826,6 +827,7 @@ class MainScreen(Screen):
         if kind is None:
             return
         self._cancel.set()
+        cancel_references()  # a corpus's refs.py in a loop stops now, not after its time limit
         self._job += 1
         self.busy = None
         self.refresh_bindings()
