@@ -16,8 +16,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from workbench.specs.refworker import ReferenceCodeError, cancel_all, worker_for
-
 from .corpora import REFS, matmul_corpus, rownorm_corpus, write
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -98,6 +96,15 @@ def test_reference_returning_a_string_or_a_ragged_list_is_one_line(
     _one_line_error(res, says)
 
 
+def _finish(proc: subprocess.Popen[str]) -> tuple[str, str]:
+    try:
+        return proc.communicate(timeout=PATIENCE_S)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.communicate()
+        raise AssertionError("workbench did not end") from None
+
+
 def _workbench(*args: str, timeout: str = "2") -> subprocess.Popen[str]:
     env = dict(os.environ, PYTHONPATH=str(ROOT), WORKBENCH_REFERENCE_TIMEOUT=timeout)
     return subprocess.Popen(
@@ -112,7 +119,7 @@ def _workbench(*args: str, timeout: str = "2") -> subprocess.Popen[str]:
 def test_a_loop_in_the_reference_is_stopped_by_the_time_limit(tmp_path: Path) -> None:
     root = _refs(matmul_corpus(tmp_path), MATMUL_SIG + "    while True:\n        pass\n")
     proc = _workbench("run", "matmul", "--corpus", str(root), "--reps", "0", "--json")
-    out, err = proc.communicate(timeout=PATIENCE_S)
+    out, err = _finish(proc)
     assert proc.returncode == 2, err
     assert json.loads(out)["error"].startswith("refs.py:matmul did not finish within 2 s")
 
@@ -120,7 +127,7 @@ def test_a_loop_in_the_reference_is_stopped_by_the_time_limit(tmp_path: Path) ->
 def test_a_loop_at_import_of_refs_py_is_stopped_by_the_time_limit(tmp_path: Path) -> None:
     root = _refs(matmul_corpus(tmp_path), "while True:\n    pass\n")
     proc = _workbench("run", "matmul", "--corpus", str(root), "--reps", "0")
-    _, err = proc.communicate(timeout=PATIENCE_S)
+    _, err = _finish(proc)
     assert proc.returncode == 2
     lines = [ln for ln in err.splitlines() if "no GPU found" not in ln]
     assert len(lines) == 1 and "importing refs.py did not finish within 2 s" in lines[0], err
@@ -160,7 +167,7 @@ def test_ctrl_c_stops_a_looping_reference_and_its_worker(tmp_path: Path) -> None
     proc = _workbench("run", "matmul", "--corpus", str(root), "--reps", "0", timeout="1000")
     worker = _wait_for_file(mark)
     proc.send_signal(signal.SIGINT)
-    proc.communicate(timeout=PATIENCE_S)
+    _finish(proc)
     assert proc.returncode == 130
     assert _gone(worker)  # stopped and reaped before the tool exited
 
@@ -171,7 +178,7 @@ def test_the_worker_ends_when_the_tool_is_killed(tmp_path: Path) -> None:
     proc = _workbench("run", "matmul", "--corpus", str(root), "--reps", "0", timeout="1000")
     worker = _wait_for_file(mark)
     proc.kill()
-    proc.communicate(timeout=PATIENCE_S)
+    _finish(proc)
     deadline = time.monotonic() + PATIENCE_S
     while not _gone(worker):
         assert time.monotonic() < deadline, "the reference worker outlived the tool"
@@ -211,6 +218,7 @@ def test_cancel_stops_a_looping_reference(tmp_path: Path, monkeypatch) -> None:
     mark = tmp_path / "running"
     root = _looping_refs(tmp_path / "c", mark)
     monkeypatch.setenv("WORKBENCH_REFERENCE_TIMEOUT", "1000")
+    from workbench.specs.refworker import ReferenceCodeError, cancel_all, worker_for
     worker = worker_for(root)
     assert worker.resolve("refs.py", root / "refs.py", "matmul") == ""
     a = np.ones((2, 2))
