@@ -17,6 +17,7 @@ os.makedirs(os.environ["XDG_RUNTIME_DIR"], mode=0o700, exist_ok=True)
 os.environ["WORKBENCH_CONFIG"] = os.path.join(
     tempfile.mkdtemp(prefix="workbench-config-"), "config.toml"
 )
+os.environ["XDG_STATE_HOME"] = tempfile.mkdtemp(prefix="workbench-state-")
 
 # The adapters' measured limits (workbench.gpu.canaries) are cached per run, not in the user's cache.
 os.environ["XDG_CACHE_HOME"] = tempfile.mkdtemp(prefix="workbench-cache-")
