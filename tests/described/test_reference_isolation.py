@@ -219,6 +219,7 @@ def test_cancel_stops_a_looping_reference(tmp_path: Path, monkeypatch) -> None:
     root = _looping_refs(tmp_path / "c", mark)
     monkeypatch.setenv("WORKBENCH_REFERENCE_TIMEOUT", "1000")
     from workbench.specs.refworker import ReferenceCodeError, cancel_all, worker_for
+
     worker = worker_for(root)
     assert worker.resolve("refs.py", root / "refs.py", "matmul") == ""
     a = np.ones((2, 2))
