@@ -9,6 +9,7 @@ the exception class the caller raises (`CorpusError`, `FixtureError`, `UserError
 
 from __future__ import annotations
 
+import math
 import os
 import stat
 import tomllib
@@ -161,6 +162,8 @@ def read_npy_header(
             raise error(f"{where}: .npy format {version} is not 1.0 or 2.0")
     if dtype.hasobject:
         raise error(f"{where} {pickle}")
+    if any(int(n) < 0 for n in shape):
+        raise error(f"{where}: not a readable .npy file (its header gives the shape {shape})")
     return tuple(int(n) for n in shape), bool(fortran), dtype
 
 
@@ -173,11 +176,13 @@ def read_npy_data(
     error: ErrorType,
 ) -> np.ndarray:
     """The data after `read_npy_header`: exactly as many bytes as the header says, or an error."""
-    nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+    nbytes = math.prod(shape) * dtype.itemsize
     with guarded(where, error):
         data = fh.read(nbytes + 1)
     if len(data) != nbytes:
         state = "truncated" if len(data) < nbytes else "longer than its header says"
         raise error(f"{where}: {state} ({len(data):,} bytes of data, the header says {nbytes:,})")
-    arr = np.frombuffer(data, dtype=dtype).reshape(shape, order="F" if fortran else "C")
-    return np.ascontiguousarray(arr)
+    with guarded(where, error, "not a readable .npy file"):
+        arr = np.frombuffer(data, dtype=dtype).reshape(shape, order="F" if fortran else "C")
+        # A writable C-ordered copy (np.ascontiguousarray would make a 0-d array 1-d).
+        return np.array(arr, order="C")

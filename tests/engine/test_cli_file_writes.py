@@ -83,10 +83,10 @@ def test_save_outputs_on_a_full_disk_keeps_the_old_file(tmp_path) -> None:
         timeout=PATIENCE_S,
         preexec_fn=_limit_file_size,
     )
-    assert proc.returncode == 2, proc.stderr
-    assert "Traceback" not in proc.stderr and "cannot write" in proc.stderr
     assert (out / "hidden.npy").read_bytes() == b"the old outputs"
     assert not _temporaries(out)
+    assert proc.returncode == 2, proc.stderr
+    assert "Traceback" not in proc.stderr and "cannot write" in proc.stderr
 
 
 def test_save_outputs_empty_is_refused(capsys) -> None:

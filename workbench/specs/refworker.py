@@ -421,7 +421,10 @@ def checked_outputs(
                 f"{label} returned {_line(repr(key), 60)}, which is not an output ({names})"
             )
         try:
-            arr = np.asarray(value, dtype=np.float64)
+            raw = np.asarray(value)
+            if raw.dtype.kind not in "biuf":
+                raise TypeError(f"its elements are {raw.dtype}, not real numbers")
+            arr = raw.astype(np.float64)
         except Exception as exc:
             raise _Failed(
                 f"{label} returned {key} that is not an array of numbers ({_exception(exc)})"
