@@ -20,7 +20,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
@@ -104,6 +104,11 @@ def scale_spec() -> Iterator[tuple[object, Path]]:
 
 @FUZZ
 @given(result=results)
+@example(result={"y": "abcd"})
+@example(result={"y": [[1.0], [2.0, 3.0], [], [4.0]]})
+@example(result={"y": [Odd()] * N})
+@example(result={"y": np.full(N, 1 + 2j)})
+@example(result={"y": np.full(N, np.nan)})
 def test_whatever_refs_py_returns_is_a_result_or_one_line(scale_spec, result) -> None:
     spec, root = scale_spec
     (root / "value.pickle").write_bytes(pickle.dumps(result))
@@ -144,6 +149,8 @@ npy_bytes = (
 
 @FUZZ
 @given(raw=npy_bytes)
+@example(raw=_npy(repr({"descr": "|u1", "fortran_order": False, "shape": ()}), b"\x00", 1))
+@example(raw=_npy(repr({"descr": "<f4", "fortran_order": False, "shape": (0, -1)}), b"", 1))
 def test_the_one_npy_reader_raises_only_the_given_error(raw) -> None:
     fh = io.BytesIO(raw)
     try:
