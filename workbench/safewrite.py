@@ -28,7 +28,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from workbench.errors import Advice, UserError
+from workbench.errors import Advice, UserError, WorkbenchError
 
 
 class FileExistsRefused(UserError, FileExistsError):
@@ -179,6 +179,8 @@ def staged(
             fh.flush()
             os.fsync(fh.fileno())
         yield Staged(path, tmp, overwrite, mode)
+    except WorkbenchError:
+        raise
     except OSError as exc:
         raise UserError(f"{path}: cannot write ({exc.strerror or exc})") from None
     finally:
