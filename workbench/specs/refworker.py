@@ -223,7 +223,7 @@ class RefWorker:
             body = json.dumps(header).encode()
             self._write(len(body).to_bytes(4, "little") + body, deadline)
             for a in arrays:
-                self._write(memoryview(a).cast("B"), deadline)
+                self._write(_raw(a), deadline)
             size = int.from_bytes(self._read(4, deadline), "little")
             if size > _MAX_HEADER:
                 raise _Stopped("sent an unreadable reply")
@@ -234,7 +234,7 @@ class RefWorker:
                 if outputs is None or outputs.get(name) != shape or entry["dtype"] != "float64":
                     raise _Stopped("sent an unreadable reply")
                 out = np.empty(shape, dtype=np.float64)
-                self._read_into(memoryview(out).cast("B"), deadline)
+                self._read_into(_raw(out), deadline)
                 data[name] = out
             return reply, data
         except BaseException:
@@ -307,6 +307,11 @@ def _ended(code: int) -> str:
     return f"ended the reference process (exit code {code})"
 
 
+def _raw(arr: np.ndarray) -> memoryview:
+    """The bytes of a C-contiguous array, without a copy (0-d and empty arrays too)."""
+    return arr.reshape(-1).view(np.uint8).data
+
+
 def _describe(name: str, arr: np.ndarray) -> dict[str, Any]:
     return {"name": name, "dtype": str(arr.dtype), "shape": list(arr.shape)}
 
@@ -377,9 +382,8 @@ def _recv_exact(fd: int, n: int) -> memoryview:
 
 def _send(fd: int, header: dict[str, Any], arrays: list[np.ndarray]) -> None:
     body = json.dumps(header).encode()
-    os.write(fd, len(body).to_bytes(4, "little"))
-    for part in (body, *(memoryview(a).cast("B") for a in arrays)):
-        view = memoryview(part)
+    parts = [memoryview(len(body).to_bytes(4, "little") + body), *(_raw(a) for a in arrays)]
+    for view in parts:
         while view:
             view = view[os.write(fd, view) :]
 
@@ -438,7 +442,9 @@ def checked_outputs(
     return out
 
 
-def _call(modules: dict[str, Any], header: dict[str, Any], fd: int) -> tuple[dict, list]:
+def _call(
+    modules: dict[str, Any], header: dict[str, Any], fd: int
+) -> tuple[dict[str, Any], list[np.ndarray]]:
     label = header["label"]
     args: dict[str, Any] = {}
     for entry in header["arrays"]:
@@ -485,6 +491,8 @@ def _serve() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     threading.Thread(target=_watch_parent, daemon=True).start()
     modules: dict[str, Any] = {}
+    reply: dict[str, Any]
+    arrays: list[np.ndarray]
     while True:
         try:
             size = int.from_bytes(_recv_exact(rfd, 4), "little")
