@@ -72,7 +72,8 @@ def clean_up_on_signals() -> None:
         previous = signal.getsignal(sig)
         if previous is signal.SIG_IGN:
             continue
-        _installed[sig] = previous
+        # None: a handler not installed from Python, which cannot be called from here.
+        _installed[sig] = signal.SIG_DFL if previous is None else previous
         signal.signal(sig, _on_signal)
 
 
