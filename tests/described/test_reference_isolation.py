@@ -243,3 +243,21 @@ def test_cancel_stops_a_looping_reference(tmp_path: Path, monkeypatch) -> None:
     assert fresh.resolve("refs.py", root / "refs.py", "matmul") == ""
     out = fresh.call("refs.py", "matmul", {"A": a, "B": a}, {"M": 2, "N": 2, "K": 2}, {"C": (2, 2)})
     assert np.array_equal(out["C"], a @ a)
+
+
+def test_references_run_in_one_warm_worker_per_corpus_not_in_the_tool(tmp_path: Path) -> None:
+    from workbench.specs.described import load_descriptions
+    from workbench.wgsl.corpus import load_corpus
+
+    pid = (
+        "import os\nimport numpy as np\n"
+        + MATMUL_SIG
+        + "    return {'C': np.full((M, N), os.getpid())}\n"
+    )
+    first = load_descriptions(load_corpus(_refs(matmul_corpus(tmp_path / "a"), pid)))["matmul"]
+    other = load_descriptions(load_corpus(_refs(matmul_corpus(tmp_path / "b"), pid)))["matmul"]
+    dims = {"M": 2, "N": 2, "K": 2}
+    arrays = {"A": np.ones((2, 2), np.float32), "B": np.ones((2, 2), np.float32)}
+    seen = [int(spec.reference(dims, arrays)["C"][0, 0]) for spec in (first, first, other)]
+    assert seen[0] == seen[1] != os.getpid()  # the same warm worker, call after call
+    assert seen[2] not in (seen[0], os.getpid())  # another corpus, another worker
