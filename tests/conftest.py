@@ -34,6 +34,7 @@ def pytest_configure(config: pytest.Config) -> None:
     if "fuzz" in (config.option.markexpr or ""):
         settings.load_profile("fuzz")
 
+
 # What wgpu-native and Mesa print when their output is not kept from the terminal.
 RAW_LIBRARY_OUTPUT = re.compile(
     r"indirect-validation|wgpu_core|wgpu_hal|wgpu-native|XDG_RUNTIME_DIR is invalid"
