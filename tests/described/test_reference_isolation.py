@@ -261,3 +261,27 @@ def test_references_run_in_one_warm_worker_per_corpus_not_in_the_tool(tmp_path: 
     seen = [int(spec.reference(dims, arrays)["C"][0, 0]) for spec in (first, first, other)]
     assert seen[0] == seen[1] != os.getpid()  # the same warm worker, call after call
     assert seen[2] not in (seen[0], os.getpid())  # another corpus, another worker
+
+
+def test_a_session_over_many_corpora_keeps_only_a_few_workers_running(tmp_path: Path) -> None:
+    from workbench.specs.described import load_descriptions
+    from workbench.specs.refworker import MAX_WARM
+    from workbench.wgsl.corpus import load_corpus
+
+    pid = (
+        "import os\nimport numpy as np\n"
+        + MATMUL_SIG
+        + "    return {'C': np.full((M, N), os.getpid())}\n"
+    )
+    dims = {"M": 2, "N": 2, "K": 2}
+    arrays = {"A": np.ones((2, 2), np.float32), "B": np.ones((2, 2), np.float32)}
+    specs = [
+        load_descriptions(load_corpus(_refs(matmul_corpus(tmp_path / f"c{i}"), pid)))["matmul"]
+        for i in range(MAX_WARM + 3)
+    ]
+    pids = [int(spec.reference(dims, arrays)["C"][0, 0]) for spec in specs]
+    assert len(set(pids)) == len(specs)
+    assert sum(not _gone(p) for p in pids) <= MAX_WARM
+    # The first corpus's worker was stopped; its next call starts another.
+    again = int(specs[0].reference(dims, arrays)["C"][0, 0])
+    assert _gone(pids[0]) and again not in pids

@@ -45,6 +45,9 @@ DEFAULT_TIMEOUT_S = 300.0
 # How often a waiting call looks at cancel, the main thread and the worker's health.
 _POLL_S = 0.05
 _CHUNK = 1 << 20
+# At most this many workers keep running: past it the least recently used idle one is stopped (it
+# starts again, importing afresh, on its next call), so a session over many corpora holds a few.
+MAX_WARM = 4
 _MAX_HEADER = 1 << 20
 _DTYPES = ("float16", "float32", "float64", "int32", "uint32", "int64", "uint8")
 
@@ -98,6 +101,7 @@ class RefWorker:
         self._proc: subprocess.Popen[bytes] | None = None
         self._lock = threading.Lock()
         self._cancelled = False
+        self.last_used = 0.0
 
     # The public face: import, call, stop.
     def resolve(self, file: str, path: Path, function: str) -> str:
@@ -165,6 +169,7 @@ class RefWorker:
 
     # The machinery.
     def _start(self) -> None:
+        self.last_used = time.monotonic()
         if self._proc is not None and self._proc.poll() is None:
             return
         self._close()
@@ -184,6 +189,7 @@ class RefWorker:
         assert self._proc.stdin is not None
         os.set_blocking(self._proc.stdin.fileno(), False)
         _live.add(self)
+        _trim(self)
         reply, _ = self._ask(
             {"op": "hello", "path": [p for p in sys.path if isinstance(p, str)]},
             [],
@@ -321,6 +327,17 @@ _registry_lock = threading.Lock()
 _live: set[RefWorker] = set()
 
 
+def _trim(keep: RefWorker) -> None:
+    """Stop the least recently used idle workers beyond MAX_WARM (never `keep`, never a busy one)."""
+    others = sorted((w for w in list(_live) if w is not keep), key=lambda w: w.last_used)
+    for worker in others[: max(0, len(others) + 1 - MAX_WARM)]:
+        if worker._lock.acquire(blocking=False):
+            try:
+                worker._close()
+            finally:
+                worker._lock.release()
+
+
 def _fingerprint(root: Path) -> tuple[Any, ...]:
     """What identifies the corpus's Python files as they are now (a change re-imports them)."""
     out = []
@@ -341,8 +358,11 @@ def worker_for(root: Path) -> RefWorker:
         known = _registry.get(key)
         if known is not None and known[0] == fingerprint:
             return known[1]
-        if known is not None:
-            known[1].stop()
+        if known is not None and known[1]._lock.acquire(blocking=False):
+            try:
+                known[1]._close()  # its files changed: the next call imports them afresh
+            finally:
+                known[1]._lock.release()
         worker = RefWorker(key)
         _registry[key] = (fingerprint, worker)
         return worker
