@@ -270,8 +270,12 @@ class RefWorker:
             if ready[0] or ready[1]:
                 return
             code = proc.poll()
-            if code is not None and not self._cancelled:
-                raise _Stopped(_ended(code))
+            if code is not None:
+                raise _Stopped(self._why_gone(code))
+
+    def _why_gone(self, code: int) -> str:
+        # A worker killed by cancel() closes its pipe too: that is the cancel, not a crash.
+        return "was cancelled" if self._cancelled else _ended(code)
 
     def _write(self, data: bytes | memoryview, deadline: float) -> None:
         proc = self._proc
@@ -284,7 +288,7 @@ class RefWorker:
             except BlockingIOError:
                 continue
             except BrokenPipeError:
-                raise _Stopped(_ended(proc.wait())) from None
+                raise _Stopped(self._why_gone(proc.wait())) from None
             view = view[n:]
 
     def _read(self, n: int, deadline: float) -> bytes:
@@ -299,7 +303,7 @@ class RefWorker:
             self._wait(False, deadline)
             n = os.readv(proc.stdout.fileno(), [view])
             if n == 0:
-                raise _Stopped(_ended(proc.wait()))
+                raise _Stopped(self._why_gone(proc.wait()))
             view = view[n:]
 
 
