@@ -11,7 +11,6 @@ its spec.
 
 from __future__ import annotations
 
-import os
 import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -21,6 +20,7 @@ from tomlkit.exceptions import TOMLKitError
 
 from workbench.errors import UserError
 from workbench.jsonable import jsonable
+from workbench.safewrite import write_text
 from workbench.specs.described import FILE
 from workbench.specs.starter import describe_into
 
@@ -40,13 +40,9 @@ def write_description(case: Case, root: Path) -> Path:
         new = describe_into(text, case.name, table)
     except (OSError, UnicodeDecodeError, TOMLKitError) as exc:
         raise UserError(f"{path}: cannot be updated: {exc}") from None
-    tmp = path.with_name(f".{FILE}.tmp")
-    try:
-        tmp.write_text(new, encoding="utf-8")
-        os.replace(tmp, path)
-    except OSError as exc:
-        raise UserError(f"{path}: cannot be written: {exc.strerror or exc}") from None
-    return path
+    # An edit of the corpus's own description, asked for by the describe command: the rest of
+    # the file is kept, so replacing it is what the user asked.
+    return write_text(path, new, overwrite=True)
 
 
 def adhoc_table(case: Case) -> dict[str, Any]:

@@ -21,6 +21,7 @@ from workbench.dialogs.jump import JumpScreen
 from workbench.dialogs.save_fixture import SaveFixtureScreen
 from workbench.dialogs.save_path import SavePathScreen
 from workbench.errors import UserError, WorkbenchError
+from workbench.fixtures import default_fixture_name
 from workbench.messages import FixtureExists, FixtureNotSaved, FixtureSaved
 from workbench.screens.main.base import MainBase
 from workbench.session import Run
@@ -55,7 +56,7 @@ class Takeaway(MainBase):
         def chosen(answer: tuple[Path, str] | None) -> None:
             if answer is not None:
                 path, what = answer
-                self._save(path, lambda: save_arrays(path, run, what))
+                self._save(path, lambda overwrite: save_arrays(path, run, what, overwrite))
 
         self.app.push_screen(
             SavePathScreen(
@@ -80,7 +81,7 @@ class Takeaway(MainBase):
         def chosen(answer: tuple[Path, str] | None) -> None:
             if answer is not None:
                 path = answer[0]
-                self._save(path, lambda: save_diff(path, run))
+                self._save(path, lambda overwrite: save_diff(path, run, overwrite))
 
         self.app.push_screen(
             SavePathScreen(
@@ -92,19 +93,19 @@ class Takeaway(MainBase):
             chosen,
         )
 
-    def _save(self, path: Path, write: Callable[[], str]) -> None:
-        """Write (in a thread), asking first when the file exists."""
+    def _save(self, path: Path, write: Callable[[bool], str]) -> None:
+        """Write (in a thread), asking first when the file exists; `write(overwrite)`."""
 
         def answered(yes: bool | None) -> None:
             if yes:
-                self._write(path, write)
+                self._write(path, lambda: write(True))
             else:
                 self.notify(f"kept the existing {path.name}", markup=False)
 
         if path.exists():
             self.app.push_screen(ConfirmScreen(f"{path.name} exists. Overwrite it?"), answered)
         else:
-            self._write(path, write)
+            self._write(path, lambda: write(False))
 
     @work(thread=True, group="takeaway", exit_on_error=False)
     def _write(self, path: Path, write: Callable[[], str]) -> None:
@@ -192,8 +193,7 @@ class Takeaway(MainBase):
         run = st.run if st is not None else None
         if self.refused("save_fixture") or run is None:
             return
-        dims = "-".join(f"{k}{v}" for k, v in run.case.dims.items())
-        default = f"{run.case.name}-{dims}" if dims else run.case.name
+        default = default_fixture_name(run.case)
         places = self.wb.fixture_places()
         folder = places.save_to
 

@@ -15,6 +15,7 @@ from workbench.errors import WorkbenchError
 from workbench.messages import JobFailed, JobProgress, OpenBench, OpenCheckAll, OpenWorkgroupSteps
 from workbench.screens.main.base import MainBase
 from workbench.session import Case, Run
+from workbench.specs.refworker import cancel_all as cancel_references
 from workbench.viewmodel.advice import ui_message
 from workbench.viewmodel.cases import build_case
 from workbench.viewmodel.feedback import Standing, why_not
@@ -197,6 +198,7 @@ class KernelWork(MainBase):
         if work is None or ticket is None:
             return
         self.cancel(ticket, drop=True)
+        cancel_references()  # a corpus's refs.py in a loop stops now, not after its time limit
         self.busy, self.in_flight = None, None
         self.refresh_bindings()
         if st is not None:
