@@ -21,6 +21,8 @@ from .conftest import SIZE, SWIGLU, Recording, open_at, press_settled, run_async
 def conf(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     path = tmp_path / "config.toml"
     monkeypatch.setenv("WORKBENCH_CONFIG", str(path))
+    # What a test remembers (theme, kernel) stays with it: the next app starts from defaults.
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
     yield path
     rebind({})  # the registry is module state: leave the default keys for the next test
 
