@@ -16,8 +16,8 @@ from hypothesis import strategies as st
 from workbench.errors import CorpusError, ReflectionError, WorkbenchError
 from workbench.session import Session
 from workbench.wgsl.corpus import SHIPPED, load_corpus
+from workbench.wgsl.lexer import tokenize
 from workbench.wgsl.reflect import reflect
-from workbench.wgsl.scan import tokenize
 
 SHIPPED_FILES = {p.name: p.read_text(encoding="utf-8") for p in sorted(SHIPPED.glob("*.wgsl"))}
 SHIPPED_CONFIG = (SHIPPED / "wgslconfig.toml").read_text(encoding="utf-8")

@@ -12,8 +12,8 @@ import pytest
 
 from workbench.cli import main
 from workbench.errors import LimitError
+from workbench.wgsl.lexer import tokenize
 from workbench.wgsl.reflect import EntryPoint, reflect
-from workbench.wgsl.scan import tokenize
 from workbench.wgsl.types import round_up
 
 from .conftest import SHARED_PREAMBLE

@@ -8,7 +8,8 @@ compiler reads. Every failure is one `ReflectionError`, `file:line: why`.
 
 Input cannot exhaust a stack. Operator chains and postfix chains (`a.b[i].yzwx...`) are read by
 loops, and real nesting (parentheses, brackets, braces, template lists) is counted: past
-`MAX_NESTING` levels, or `MAX_OPERATORS` operators and accessors in one statement, or
+`MAX_NESTING` levels, or `MAX_OPERATORS` operators or `MAX_ACCESSORS` member and index
+accessors in one statement, or
 `MAX_ELSE_IF` branches in one `if`, the module is refused with a `TooDeepError`. The bounds are
 about a tenth of where the native shader compiler (naga inside wgpu, which recurses) kills the
 process with an 8 MiB stack, measured on lavapipe (scripts/nesting_limit.py and by hand): about
@@ -19,6 +20,7 @@ process with an 8 MiB stack, measured on lavapipe (scripts/nesting_limit.py and 
 from __future__ import annotations
 
 import sys
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -38,6 +40,7 @@ from workbench.wgsl.lexer import (
 
 MAX_NESTING = 256
 MAX_OPERATORS = 2048
+MAX_ACCESSORS = 2048
 MAX_ELSE_IF = 1000
 # Python frames one nesting level may take in the parser and in the walks over its tree.
 _FRAMES_PER_LEVEL = 6
@@ -71,15 +74,31 @@ class TooDeepError(ReflectionError):
     """Source nested deeper (or with longer expressions) than the shader compiler survives."""
 
 
+_room_lock = threading.Lock()
+_room_users = 0
+_room_saved = 0
+
+
 @contextmanager
 def recursion_room() -> Iterator[None]:
     """Enough Python recursion for the deepest tree the bounds let through: a statement may hold
     `MAX_OPERATORS` left-nested operators and `MAX_NESTING` levels of brackets. (Python calls
-    Python functions without using the C stack, so this costs only heap.)"""
-    need = MAX_OPERATORS * 2 + MAX_NESTING * _FRAMES_PER_LEVEL + 2000
-    if sys.getrecursionlimit() < need:
-        sys.setrecursionlimit(need)
-    yield
+    Python functions without using the C stack, so this costs only heap.) The limit is put back
+    when the last reader leaves: other readers (TOML) rely on the default to refuse deep input."""
+    global _room_users, _room_saved
+    need = (MAX_OPERATORS + MAX_ACCESSORS) * 2 + MAX_NESTING * _FRAMES_PER_LEVEL + 2000
+    with _room_lock:
+        if _room_users == 0:
+            _room_saved = sys.getrecursionlimit()
+            sys.setrecursionlimit(max(_room_saved, need))
+        _room_users += 1
+    try:
+        yield
+    finally:
+        with _room_lock:
+            _room_users -= 1
+            if _room_users == 0:
+                sys.setrecursionlimit(_room_saved)
 
 
 def parse(text: str, where: str = "<wgsl>") -> s.Module:
@@ -104,7 +123,7 @@ class _Parser:
         self.toks = tokenize(text, where)
         self.i = 0
         self.depth = 0
-        self.operators = 0
+        self.operators = self.accessors = 0
 
     # -- tokens --------------------------------------------------------------------------------
     def err(self, msg: str, tok: Token | None = None) -> ReflectionError:
@@ -169,8 +188,17 @@ class _Parser:
         if self.operators > MAX_OPERATORS:
             raise TooDeepError(
                 f"{self.where}:{line_of(self.text, tok.start)}: one statement with more than "
-                f"{MAX_OPERATORS} operators or accessors; the shader compiler crashes on long "
-                "enough expressions, so this is refused: split it into several `let`s"
+                f"{MAX_OPERATORS} operators; the shader compiler crashes on long enough "
+                "expressions, so this is refused: split it into several `let`s"
+            )
+
+    def count_accessor(self, tok: Token) -> None:
+        self.accessors += 1
+        if self.accessors > MAX_ACCESSORS:
+            raise TooDeepError(
+                f"{self.where}:{line_of(self.text, tok.start)}: one statement with more than "
+                f"{MAX_ACCESSORS} member, swizzle or index accessors; the shader compiler "
+                "crashes on long enough chains, so this is refused: split it into several `let`s"
             )
 
     def span_from(self, start: int) -> s.Span:
@@ -180,7 +208,7 @@ class _Parser:
     def module(self) -> s.Module:
         mod = s.Module(self.text)
         while self.peek().kind != EOF:
-            self.operators = 0
+            self.operators = self.accessors = 0
             mod.decls.append(self.global_decl())
         return mod
 
@@ -349,7 +377,7 @@ class _Parser:
         return s.Block(self.span_from(open_.start), body, attrs)
 
     def statement(self) -> s.Stmt:
-        self.operators = 0
+        self.operators = self.accessors = 0
         tok = self.peek()
         start = tok.start
         if tok.text == ";" and tok.kind != EOF:
@@ -421,7 +449,7 @@ class _Parser:
                             "compiler crashes on long enough chains: use a 'switch' or "
                             "split the chain"
                         )
-                    self.operators = 0
+                    self.operators = self.accessors = 0
                     clauses.append((self.expression(), self.block()))
                     continue
                 otherwise = self.block()
@@ -499,7 +527,7 @@ class _Parser:
                 and self.peek(1).kind == IDENT
             ):
                 self.i += 2
-                self.operators = 0
+                self.operators = self.accessors = 0
                 break_if = self.expression()
                 self.expect(";")
                 self.expect("}")
@@ -577,12 +605,12 @@ class _Parser:
                 return e
             if tok.text == ".":
                 self.i += 1
-                self.count(tok)
+                self.count_accessor(tok)
                 name = self.ident()
                 e = s.Member((e.span[0], name.end), e, name.text)
             elif tok.text == "[":
                 self.i += 1
-                self.count(tok)
+                self.count_accessor(tok)
                 self.enter(tok)
                 index = self.expression()
                 close = self.expect("]")
@@ -618,3 +646,45 @@ class _Parser:
             self.depth -= 1
             return s.Paren(self.span_from(tok.start), inner)
         raise self.err(f"expected an expression but found '{tok.text}'", tok)
+
+
+_DIRECTIVE_WORDS = frozenset({"enable", "requires", "diagnostic"})
+
+
+def directives(text: str, where: str = "<wgsl>") -> list[s.Directive]:
+    """The `enable`, `requires` and `diagnostic` directives written at module scope in `text`, a
+    piece of a module that need not parse as a whole (a file after its preambles' text, a kernel
+    section); [] when it cannot even be tokenized (the module's parse then says why)."""
+    try:
+        p = _Parser(text, where)
+    except ReflectionError:
+        return []
+    found: list[s.Directive] = []
+    depth = 0
+    toks = p.toks
+    k = 0
+    while k < len(toks):
+        tok = toks[k]
+        if tok.text in ("{", "(", "[") and tok.kind != EOF:
+            depth += 1
+        elif tok.text in ("}", ")", "]") and tok.kind != EOF:
+            depth = max(depth - 1, 0)
+        elif (
+            depth == 0
+            and tok.kind == IDENT
+            and tok.text in _DIRECTIVE_WORDS
+            and (k == 0 or toks[k - 1].text in (";", "}"))
+            and (tok.text != "diagnostic" or toks[k + 1].text == "(")
+        ):
+            p.i = k
+            try:
+                decl = p.global_decl()
+            except ReflectionError:
+                k += 1
+                continue
+            if isinstance(decl, s.Directive):
+                found.append(decl)
+            k = p.i
+            continue
+        k += 1
+    return found

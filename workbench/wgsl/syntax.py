@@ -11,6 +11,7 @@ chain of 10,000 branches is a list, not 10,000 nested nodes that every walk woul
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 Span = tuple[int, int]
@@ -290,3 +291,103 @@ class Module:
 
     def directives(self) -> list[Directive]:
         return [d for d in self.decls if isinstance(d, Directive)]
+
+
+Node = Expr | Stmt | Attribute | StructMember | Param | SwitchClause
+
+
+def children(node: Node) -> list[Node]:
+    """The node's direct children in source order."""
+    if isinstance(node, (Literal, Directive, Empty, Jump)):
+        return []
+    if isinstance(node, Ident):
+        return list(node.template or ())
+    if isinstance(node, Call):
+        return [node.callee, *node.args]
+    if isinstance(node, Member):
+        return [node.base]
+    if isinstance(node, Index):
+        return [node.base, node.index]
+    if isinstance(node, Unary):
+        return [node.operand]
+    if isinstance(node, Binary):
+        return [node.lhs, node.rhs]
+    if isinstance(node, Paren):
+        return [node.inner]
+    if isinstance(node, Attribute):
+        return list(node.args)
+    if isinstance(node, Block):
+        return [*node.attrs, *node.body]
+    if isinstance(node, VarDecl):
+        return [*node.attrs, *(x for x in (node.type, node.init) if x is not None)]
+    if isinstance(node, Assign):
+        return [node.lhs, node.rhs]
+    if isinstance(node, Increment):
+        return [node.target]
+    if isinstance(node, CallStmt):
+        return [node.call]
+    if isinstance(node, Return):
+        return [] if node.value is None else [node.value]
+    if isinstance(node, ConstAssert):
+        return [node.condition]
+    if isinstance(node, If):
+        out: list[Node] = [*node.attrs]
+        for cond, block in node.clauses:
+            out += [cond, block]
+        return out + ([node.otherwise] if node.otherwise is not None else [])
+    if isinstance(node, Switch):
+        return [*node.attrs, node.value, *node.body_attrs, *node.clauses]
+    if isinstance(node, SwitchClause):
+        return [*(x for x in node.selectors if x is not None), node.body]
+    if isinstance(node, Loop):
+        out = [*node.attrs, node.body, *node.continuing_attrs]
+        out += [x for x in (node.continuing, node.break_if) if x is not None]
+        return out
+    if isinstance(node, For):
+        parts = (node.init, node.condition, node.update)
+        return [*node.attrs, *(x for x in parts if x is not None), node.body]
+    if isinstance(node, While):
+        return [*node.attrs, node.condition, node.body]
+    if isinstance(node, StructMember):
+        return [*node.attrs, node.type]
+    if isinstance(node, Struct):
+        return list(node.members)
+    if isinstance(node, Alias):
+        return [node.type]
+    if isinstance(node, Param):
+        return [*node.attrs, node.type]
+    if isinstance(node, Function):
+        out = [*node.attrs, *node.params, *node.result_attrs]
+        return out + ([node.result] if node.result is not None else []) + [node.body]
+    return []
+
+
+def walk(root: Node) -> Iterator[Node]:
+    """Every node under `root` (itself first), in source order, without recursion: a tree may be
+    thousands of operators deep."""
+    stack: list[Node] = [root]
+    while stack:
+        node = stack.pop()
+        yield node
+        stack.extend(reversed(children(node)))
+
+
+def walk_module(module: Module) -> Iterator[Node]:
+    """Every node of every declaration, in source order."""
+    for d in module.decls:
+        yield from walk(d)
+
+
+def root_ident(e: Expr) -> str | None:
+    """The variable a reference expression starts from: `x` of `x[i].m`, `(x)`, `*x`."""
+    while True:
+        if isinstance(e, (Member, Index)):
+            e = e.base
+        elif isinstance(e, Paren):
+            e = e.inner
+        elif isinstance(e, Unary) and e.op in ("*", "&"):
+            e = e.operand
+        elif isinstance(e, Ident):
+            return e.name
+        else:
+            return None

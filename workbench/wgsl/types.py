@@ -36,7 +36,10 @@ class Member:
 
 @dataclass(frozen=True)
 class WType:
-    """A reflected WGSL type. `kind` is scalar, vector, matrix, atomic, array or struct."""
+    """A WGSL type. `kind` is scalar, vector, matrix, atomic, array, struct, pointer, opaque
+    (textures, samplers and what else only the compiler needs to know) or unknown (the front end
+    could not work it out and defers to the compiler). Scalars include bool and the abstract
+    numeric types of const-expressions, `abstract-int` and `abstract-float`."""
 
     kind: str
     text: str
@@ -45,6 +48,7 @@ class WType:
     rows: int = 0  # matrix rows
     element: WType | None = None  # array element / atomic inner
     members: tuple[Member, ...] = field(default=())
+    space: str = ""  # a pointer's address space
 
     @property
     def runtime_sized(self) -> bool:
@@ -88,6 +92,19 @@ class WType:
             return 4
         s = round_up(el.align(uniform), el.size(uniform))
         return round_up(16, s) if uniform else s
+
+
+ABSTRACT_INT = "abstract-int"
+ABSTRACT_FLOAT = "abstract-float"
+UNKNOWN = WType("unknown", "?")
+BOOL = WType("scalar", "bool", scalar="bool")
+INTEGERS = frozenset({"i32", "u32", ABSTRACT_INT})
+FLOATS = frozenset({"f32", "f16", ABSTRACT_FLOAT})
+
+
+def make_pointer(space: str, store: WType, access: str = "") -> WType:
+    text = f"ptr<{space}, {store.text}{', ' + access if access else ''}>"
+    return WType("pointer", text, scalar=store.scalar, element=store, space=space)
 
 
 def _vector(scalar: str, n: int) -> WType:
