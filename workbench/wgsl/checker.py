@@ -298,6 +298,13 @@ class Checker:
                 self._attribute(a)
             if fn.result is not None:
                 self.resolve_type(fn.result)
+            if fn.unparsed:
+                self.unknowns.append((fn.body.span, fn.unparsed))
+                for name in fn.loose_names:
+                    if name in self.globals and self._lookup(name) is None:
+                        facts.globals.add(name)
+                    else:
+                        facts.builtins.add(name)
             self.block(fn.body, new_scope=False)
         finally:
             self._scopes = saved

@@ -92,7 +92,7 @@ def _scan(text: str, where: str) -> list[Token]:
                 end = _LINE_END.search(text, i)
                 i = n if end is None else end.start()
             else:
-                i = _skip_block_comment(text, i, where)
+                i = _skip_block_comment(text, i)
             continue
         if (c.isdigit() and c.isascii()) or (c == "." and i + 1 < n and "0" <= text[i + 1] <= "9"):
             j, kind = _number(text, i)
@@ -171,14 +171,15 @@ def _exponent_end(text: str, j: int) -> int:
     return _DIGITS.match(text, j).end()  # type: ignore[union-attr]
 
 
-def _skip_block_comment(text: str, start: int, where: str) -> int:
-    """End of the (nested) block comment opening at `start`."""
+def _skip_block_comment(text: str, start: int) -> int:
+    """End of the (nested) block comment opening at `start` (the end of the text when it is never
+    closed: the compiler accepts that, so the front end does too)."""
     depth, i = 0, start
     while True:
         opened = text.find("/*", i)
         closed = text.find("*/", i)
         if closed < 0:
-            raise ReflectionError(f"{where}:{line_of(text, start)}: unterminated block comment")
+            return len(text)  # naga reads an unterminated comment to the end of the module
         if 0 <= opened < closed:
             depth += 1
             i = opened + 2

@@ -353,7 +353,7 @@ class _Parser:
         if self.accept("->"):
             result_attrs = self.attributes()
             result = self.type_expr()
-        body = self.block()
+        body, unparsed, loose = self.function_body()
         return s.Function(
             self.span_from(start),
             name.text,
@@ -364,7 +364,34 @@ class _Parser:
             result_attrs,
             body,
             attrs,
+            unparsed,
+            loose,
         )
+
+    def function_body(self) -> tuple[s.Block, str, tuple[str, ...]]:
+        """The body; when it does not parse (and is not too deep), an empty block, the reason,
+        and the names the body mentions, read from its tokens up to the matching brace: the
+        compiler then says what is wrong in its own words, with the column, and reflection
+        still sees what the function reaches."""
+        start, depth, operators, accessors = self.i, self.depth, self.operators, self.accessors
+        try:
+            return self.block(), "", ()
+        except TooDeepError:
+            raise
+        except ReflectionError as exc:
+            why = str(exc)
+        self.i, self.depth, self.operators, self.accessors = start, depth, operators, accessors
+        open_ = self.expect("{")
+        level, names = 1, []
+        while level:
+            tok = self.next()
+            if tok.kind == IDENT and self.toks[self.i - 2].text != ".":
+                names.append(tok.text)
+            elif tok.text == "{" and tok.kind != EOF:
+                level += 1
+            elif tok.text == "}" and tok.kind != EOF:
+                level -= 1
+        return s.Block(self.span_from(open_.start), []), why, tuple(dict.fromkeys(names))
 
     # -- statements ----------------------------------------------------------------------------
     def block(self, attrs: tuple[s.Attribute, ...] = ()) -> s.Block:

@@ -12,7 +12,7 @@ def print_module(module: s.Module) -> str:
     with recursion_room():
         out: list[str] = []
         for decl in module.decls:
-            _decl(decl, out)
+            _decl(decl, out, module.text)
         return "\n".join(out) + "\n"
 
 
@@ -33,7 +33,7 @@ def _attrs(attrs: tuple[s.Attribute, ...]) -> str:
     return "".join(parts)
 
 
-def _decl(d: s.Decl, out: list[str]) -> None:
+def _decl(d: s.Decl, out: list[str], text: str) -> None:
     if isinstance(d, s.Directive):
         if d.kind == "diagnostic":
             out.append(f"diagnostic({', '.join(d.words)});")
@@ -51,7 +51,12 @@ def _decl(d: s.Decl, out: list[str]) -> None:
         result = ""
         if d.result is not None:
             result = f" -> {_attrs(d.result_attrs)}{_expr(d.result)}"
-        out.append(f"{_attrs(d.attrs)}fn {d.name}({params}){result} {{")
+        head = f"{_attrs(d.attrs)}fn {d.name}({params}){result} "
+        if d.unparsed:
+            # A body the parser could not read is kept as written, for the compiler to judge.
+            out.append(head + text[d.body.span[0] : d.body.span[1]])
+            return
+        out.append(head + "{")
         _body(d.body.body, out, 1)
         out.append("}")
     elif isinstance(d, s.ConstAssert):

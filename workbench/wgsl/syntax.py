@@ -271,6 +271,10 @@ class Function(Stmt):
     result_attrs: tuple[Attribute, ...]
     body: Block
     attrs: tuple[Attribute, ...] = ()
+    # Why the body could not be parsed ("" when it was): it is then an empty block, and
+    # `loose_names` holds the names its text mentions; the compiler judges the text.
+    unparsed: str = ""
+    loose_names: tuple[str, ...] = ()
 
     def attr(self, name: str) -> Attribute | None:
         return next((a for a in self.attrs if a.name == name), None)
