@@ -81,7 +81,7 @@ class Kernel:
 
     @cached_property
     def _piece_directives(self) -> tuple[tuple[s.Directive, ...], ...]:
-        return tuple(tuple(directives(p.text, p.file)) for p in self.pieces)
+        return tuple(directives(p.text, p.file) for p in self.pieces)
 
     @cached_property
     def directives(self) -> tuple[tuple[str, int, str], ...]:
@@ -424,7 +424,7 @@ def _split_file(rel: str, text: str, injected: list[Piece]) -> list[Kernel]:
             kernel.problem = f"duplicate kernel section '{name}' (first at line {first_at[name]})"
         else:
             first_at[name] = start + 1
-            _pick_entry(kernel, body.text, preferred=name)
+            _pick_entry(kernel, preferred=name)
         kernels.append(kernel)
     return kernels
 
@@ -509,13 +509,31 @@ def _entry_names(text: str, rel: str) -> list[str]:
     return [f.name for f in tree.functions() if f.attr("compute") is not None]
 
 
-def _pick_entry(kernel: Kernel, own_text: str, preferred: str) -> None:
+def _own_entry_names(kernel: Kernel, mod: ModuleInfo) -> list[str]:
+    """The `@compute` functions written in the kernel's last piece (its own text), read from the
+    module's tree: those that start after the pieces before it."""
+    if mod.tree is None:
+        return []
+    before = len(
+        "".join(
+            _blank_directives(p.text, d)
+            for p, d in zip(kernel.pieces[:-1], kernel._piece_directives, strict=False)
+        )
+    )
+    return [
+        f.name
+        for f in mod.tree.functions()
+        if f.span[0] >= before and f.attr("compute") is not None
+    ]
+
+
+def _pick_entry(kernel: Kernel, preferred: str) -> None:
     mod = kernel.module
     if mod is None:
         kernel.problem = _reflection_problem(kernel)
         return
     bad = mod.entry_problems
-    own = [n for n in _entry_names(own_text, kernel.file) if n in mod.entry_points or n in bad]
+    own = [n for n in _own_entry_names(kernel, mod) if n in mod.entry_points or n in bad]
     if preferred in bad or (preferred not in mod.entry_points and len(own) == 1 and own[0] in bad):
         line, why = bad[preferred if preferred in bad else own[0]]
         kernel.problem = _located(kernel, line, why)

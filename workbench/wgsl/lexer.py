@@ -19,7 +19,7 @@ template-list discovery algorithm and their `<` and `>` become `TEMPLATE_OPEN` a
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from workbench.errors import ReflectionError
 
@@ -31,23 +31,24 @@ TEMPLATE_OPEN = "<template"
 TEMPLATE_CLOSE = "template>"
 EOF = "eof"
 
-_IDENT = re.compile(r"[^\W\d]\w*")
 _DIGITS = re.compile(r"[0-9]*")
 _HEX_DIGITS = re.compile(r"[0-9a-fA-F]*")
-_BLANK = re.compile("[ \t\n\v\f\r\u0085\u200e\u200f\u2028\u2029]+")
-# A line-ending comment ends at any of the spec's line breaks.
-_LINE_END = re.compile("[\n\v\f\r\u0085\u2028\u2029]")
-_PUNCT3 = frozenset({"<<=", ">>="})
-_PUNCT2 = frozenset(
-    {"->", "<=", ">=", "==", "!=", "&&", "||", "<<", ">>", "++", "--"}
-    | {"+=", "-=", "*=", "/=", "%=", "&=", "|=", "^="}
+# One alternative per token class, each a single greedy character class or a literal, so a match
+# never backtracks over more than the token it reads. Numbers are read by hand (`_number`).
+_TOKEN = re.compile(
+    "(?P<blank>[ \t\n\v\f\r\u0085\u200e\u200f\u2028\u2029]+)"
+    # A line-ending comment ends at any of the spec's line breaks.
+    "|(?P<line>//[^\n\v\f\r\u0085\u2028\u2029]*)"
+    "|(?P<block>/\\*)"
+    "|(?P<ident>[^\\W\\d]\\w*)"
+    "|(?P<number>[0-9]|\\.[0-9])"
+    "|(?P<punct><<=|>>=|->|<=|>=|==|!=|&&|\\|\\||<<|>>|\\+\\+|--|\\+=|-=|\\*=|/=|%=|&=|\\|=|\\^="
+    "|[(){}\\[\\],;:.=+\\-*/%&|^!~@<>])"
 )
-_PUNCT1 = frozenset("(){}[],;:.=+-*/%&|^!~@<>")
 BOM = "\ufeff"
 
 
-@dataclass(frozen=True, slots=True)
-class Token:
+class Token(NamedTuple):
     """One token: its kind, its text and its character span [start, end) in the source."""
 
     kind: str
@@ -80,49 +81,33 @@ def tokenize(text: str, where: str = "<wgsl>") -> list[Token]:
 def _scan(text: str, where: str) -> list[Token]:
     tokens: list[Token] = []
     append = tokens.append
+    match = _TOKEN.match
+    new = tuple.__new__  # a Token without the NamedTuple constructor's extra call
     i, n = 0, len(text)
     while i < n:
-        c = text[i]
-        m = _BLANK.match(text, i)
-        if m:
-            i = m.end()
-            continue
-        if c == "/" and i + 1 < n and text[i + 1] in "/*":
-            if text[i + 1] == "/":
-                end = _LINE_END.search(text, i)
-                i = n if end is None else end.start()
-            else:
-                i = _skip_block_comment(text, i)
-            continue
-        if (c.isdigit() and c.isascii()) or (c == "." and i + 1 < n and "0" <= text[i + 1] <= "9"):
-            j, kind = _number(text, i)
-            append(Token(kind, text[i:j], i, j))
-            i = j
-            continue
-        m = _IDENT.match(text, i)
-        if m:
-            append(Token(IDENT, m.group(), i, m.end()))
-            i = m.end()
-            continue
-        three, two = text[i : i + 3], text[i : i + 2]
-        if three in _PUNCT3:
-            append(Token(PUNCT, three, i, i + 3))
-            i += 3
-        elif two in _PUNCT2:
-            append(Token(PUNCT, two, i, i + 2))
-            i += 2
-        elif c in _PUNCT1:
-            append(Token(PUNCT, c, i, i + 1))
-            i += 1
-        elif c == BOM:
-            raise ReflectionError(
-                f"{where}:{line_of(text, i)}: a byte-order mark (U+FEFF), which the shader "
-                "compiler rejects; save the file as UTF-8 without a BOM"
-            )
-        else:
+        m = match(text, i)
+        if m is None:
+            c = text[i]
+            if c == BOM:
+                raise ReflectionError(
+                    f"{where}:{line_of(text, i)}: a byte-order mark (U+FEFF), which the shader "
+                    "compiler rejects; save the file as UTF-8 without a BOM"
+                )
             raise ReflectionError(
                 f"{where}:{line_of(text, i)}: unexpected character {c!r} in WGSL source"
             )
+        kind = m.lastgroup
+        j = m.end()
+        if kind == "ident":
+            append(new(Token, (IDENT, m.group(), i, j)))
+        elif kind == "punct":
+            append(new(Token, (PUNCT, m.group(), i, j)))
+        elif kind == "number":
+            j, number_kind = _number(text, i)
+            append(Token(number_kind, text[i:j], i, j))
+        elif kind == "block":
+            j = _skip_block_comment(text, i)
+        i = j
     append(Token(EOF, "", n, n))
     return tokens
 

@@ -19,6 +19,7 @@ process with an 8 MiB stack, measured on lavapipe (scripts/nesting_limit.py and 
 
 from __future__ import annotations
 
+import functools
 import sys
 import threading
 from collections.abc import Iterator
@@ -102,7 +103,15 @@ def recursion_room() -> Iterator[None]:
 
 
 def parse(text: str, where: str = "<wgsl>") -> s.Module:
-    """The syntax tree of a whole module; `where` names the file in error messages."""
+    """The syntax tree of a whole module; `where` names the file in error messages.
+
+    Trees are shared: the same text read again (a preamble in every kernel of a corpus, a
+    kernel's text by each feature that reads it) is parsed once. Nothing changes a tree."""
+    return _parse_cached(text, where)
+
+
+@functools.lru_cache(maxsize=256)
+def _parse_cached(text: str, where: str) -> s.Module:
     with recursion_room():
         return _Parser(text, where).module()
 
@@ -206,14 +215,19 @@ class _Parser:
 
     # -- module --------------------------------------------------------------------------------
     def module(self) -> s.Module:
-        mod = s.Module(self.text)
-        while self.peek().kind != EOF:
+        toks = self.toks
+        words = frozenset(t.text for t in toks if t.kind == IDENT)
+        half = any(
+            t.kind == FLOAT and t.text[-1] == "h" and t.text[:2] not in ("0x", "0X") for t in toks
+        )
+        mod = s.Module(self.text, words=words, half_literals=half)
+        while self.toks[self.i].kind != EOF:
             self.operators = self.accessors = 0
             mod.decls.append(self.global_decl())
         return mod
 
     def global_decl(self) -> s.Decl:
-        tok = self.peek()
+        tok = self.toks[self.i]
         start = tok.start
         if tok.kind == IDENT and tok.text in ("enable", "requires"):
             self.i += 1
@@ -299,7 +313,7 @@ class _Parser:
         self.enter(open_)
         members: list[s.StructMember] = []
         while not self.accept("}"):
-            mstart = self.peek().start
+            mstart = self.toks[self.i].start
             attrs = self.attributes()
             mname = self.ident().text
             self.expect(":")
@@ -314,9 +328,9 @@ class _Parser:
     def var_decl(self, word: str, start: int, attrs: tuple[s.Attribute, ...]) -> s.VarDecl:
         """`var<...> name: T = e`, `let name: T = e`, `const ...`, `override ...` (no `;`)."""
         template: list[str] = []
-        if word == "var" and self.peek().kind == TEMPLATE_OPEN:
+        if word == "var" and self.toks[self.i].kind == TEMPLATE_OPEN:
             self.next()
-            while self.peek().kind != TEMPLATE_CLOSE:
+            while self.toks[self.i].kind != TEMPLATE_CLOSE:
                 template.append(self.ident().text)
                 if not self.accept(","):
                     break
@@ -340,7 +354,7 @@ class _Parser:
         open_ = self.expect("(")
         params: list[s.Param] = []
         while not self.at(")"):
-            pstart = self.peek().start
+            pstart = self.toks[self.i].start
             pattrs = self.attributes()
             pname = self.ident().text
             self.expect(":")
@@ -405,13 +419,13 @@ class _Parser:
 
     def statement(self) -> s.Stmt:
         self.operators = self.accessors = 0
-        tok = self.peek()
+        tok = self.toks[self.i]
         start = tok.start
         if tok.text == ";" and tok.kind != EOF:
             self.i += 1
             return s.Empty(self.span_from(start))
         attrs = self.attributes() if tok.text == "@" else ()
-        tok = self.peek()
+        tok = self.toks[self.i]
         word = tok.text if tok.kind == IDENT else ""
         if tok.text == "{" and tok.kind != EOF:
             return self.block(attrs)
@@ -427,7 +441,11 @@ class _Parser:
             return s.Return(self.span_from(start), value)
         if word in ("break", "continue", "discard"):
             self.i += 1
-            if word == "break" and self.peek().text == "if" and self.peek().kind == IDENT:
+            if (
+                word == "break"
+                and self.toks[self.i].text == "if"
+                and self.toks[self.i].kind == IDENT
+            ):
                 raise self.err("'break if' belongs at the end of a 'continuing' block")
             self.expect(";")
             return s.Jump(self.span_from(start), word)
@@ -443,13 +461,13 @@ class _Parser:
 
     def simple_statement(self) -> s.Stmt:
         """A declaration, assignment, increment or call: what may also sit in a `for` header."""
-        tok = self.peek()
+        tok = self.toks[self.i]
         start = tok.start
         if tok.kind == IDENT and tok.text in ("var", "let", "const"):
             self.i += 1
             return self.var_decl(tok.text, start, ())
         target = self.expression()
-        op = self.peek()
+        op = self.toks[self.i]
         if op.text in _ASSIGN and op.kind != EOF:
             self.i += 1
             rhs = self.expression()
@@ -465,9 +483,9 @@ class _Parser:
         if word == "if":
             clauses = [(self.expression(), self.block())]
             otherwise = None
-            while self.peek().text == "else" and self.peek().kind == IDENT:
+            while self.toks[self.i].text == "else" and self.toks[self.i].kind == IDENT:
                 self.i += 1
-                if self.peek().text == "if" and self.peek().kind == IDENT:
+                if self.toks[self.i].text == "if" and self.toks[self.i].kind == IDENT:
                     at = self.next()
                     if len(clauses) > MAX_ELSE_IF:
                         raise TooDeepError(
@@ -489,7 +507,7 @@ class _Parser:
             self.enter(open_)
             cases: list[s.SwitchClause] = []
             while not self.accept("}"):
-                cstart = self.peek().start
+                cstart = self.toks[self.i].start
                 selectors: list[s.Expr | None] = []
                 if self.accept("default"):
                     selectors.append(None)
@@ -518,7 +536,7 @@ class _Parser:
             break_if: s.Expr | None = None
             cont_attrs: tuple[s.Attribute, ...] = ()
             while not self.accept("}"):
-                if self.peek().text == "continuing" and self.peek().kind == IDENT:
+                if self.toks[self.i].text == "continuing" and self.toks[self.i].kind == IDENT:
                     self.i += 1
                     cont_attrs = self.attributes()
                     continuing, break_if = self.continuing()
@@ -549,7 +567,7 @@ class _Parser:
         break_if = None
         while not self.accept("}"):
             if (
-                self.peek().text == "break"
+                self.toks[self.i].text == "break"
                 and self.peek(1).text == "if"
                 and self.peek(1).kind == IDENT
             ):
@@ -570,12 +588,12 @@ class _Parser:
         return self.template_ident(tok)
 
     def template_ident(self, tok: Token) -> s.Ident:
-        if self.peek().kind != TEMPLATE_OPEN:
+        if self.toks[self.i].kind != TEMPLATE_OPEN:
             return s.Ident((tok.start, tok.end), tok.text)
         open_ = self.next()
         self.enter(open_)
         args: list[s.Expr] = []
-        while self.peek().kind != TEMPLATE_CLOSE:
+        while self.toks[self.i].kind != TEMPLATE_CLOSE:
             args.append(self.expression())
             if not self.accept(","):
                 break
@@ -588,7 +606,7 @@ class _Parser:
         operands = [self.unary()]
         ops: list[tuple[str, int]] = []
         while True:
-            tok = self.peek()
+            tok = self.toks[self.i]
             prec = _BINARY.get(tok.text) if tok.kind not in (EOF, TEMPLATE_CLOSE) else None
             if prec is None:
                 break
@@ -612,7 +630,7 @@ class _Parser:
     def unary(self) -> s.Expr:
         prefix: list[Token] = []
         while True:
-            tok = self.peek()
+            tok = self.toks[self.i]
             if tok.kind == EOF or (tok.text not in _UNARY and tok.text not in ("--", "&&")):
                 break
             if tok.text in ("--", "&&"):
@@ -627,7 +645,7 @@ class _Parser:
 
     def postfix(self, e: s.Expr) -> s.Expr:
         while True:
-            tok = self.peek()
+            tok = self.toks[self.i]
             if tok.kind == EOF:
                 return e
             if tok.text == ".":
@@ -678,14 +696,21 @@ class _Parser:
 _DIRECTIVE_WORDS = frozenset({"enable", "requires", "diagnostic"})
 
 
-def directives(text: str, where: str = "<wgsl>") -> list[s.Directive]:
+def directives(text: str, where: str = "<wgsl>") -> tuple[s.Directive, ...]:
     """The `enable`, `requires` and `diagnostic` directives written at module scope in `text`, a
     piece of a module that need not parse as a whole (a file after its preambles' text, a kernel
-    section); [] when it cannot even be tokenized (the module's parse then says why)."""
+    section); () when it cannot even be tokenized (the module's parse then says why)."""
+    if "enable" not in text and "requires" not in text and "diagnostic" not in text:
+        return ()
+    return _directives_cached(text, where)
+
+
+@functools.lru_cache(maxsize=256)
+def _directives_cached(text: str, where: str) -> tuple[s.Directive, ...]:
     try:
         p = _Parser(text, where)
     except ReflectionError:
-        return []
+        return ()
     found: list[s.Directive] = []
     depth = 0
     toks = p.toks
@@ -714,4 +739,4 @@ def directives(text: str, where: str = "<wgsl>") -> list[s.Directive]:
             k = p.i
             continue
         k += 1
-    return found
+    return tuple(found)

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from workbench.wgsl import syntax as s
 from workbench.wgsl.checker import Checker
 from workbench.wgsl.lexer import line_of
-from workbench.wgsl.parser import parse
+from workbench.wgsl.parser import parse, recursion_room
 from workbench.wgsl.printer import print_expr
 from workbench.wgsl.types import WType, round_up, uniform_layout
 
@@ -234,16 +234,13 @@ class _Reflector:
         return line_of(self.text, span[0])
 
     def run(self) -> ModuleInfo:
+        with recursion_room():
+            return self._run()
+
+    def _run(self) -> ModuleInfo:
         checker, info = self.checker, self.info
-        checker.check()
-        words: set[str] = set()
-        f16 = False
-        for node in s.walk_module(self.tree):
-            if isinstance(node, s.Ident):
-                words.add(node.name)
-            elif isinstance(node, s.Literal) and node.kind == "float":
-                f16 = f16 or (node.text.endswith("h") and not node.text.startswith(("0x", "0X")))
-        info.uses_f16 = f16 or bool(words & F16_WORDS)
+        words = self.tree.words
+        info.uses_f16 = self.tree.half_literals or bool(words & F16_WORDS)
         info.uses_subgroups = bool(words & SUBGROUP_WORDS)
         enables: list[str] = []
         for d in self.tree.decls:
@@ -452,18 +449,23 @@ class _Reflector:
         return size, needs, ""
 
     def reachable(self, root: str) -> tuple[set[str], set[str]]:
-        """Module-scope names `root` and every function it calls mention, and those functions."""
+        """Module-scope names `root` and every function it calls mention, and those functions
+        (each checked when first reached: what no entry point reaches is never typed here)."""
         facts = self.checker.facts
         seen, names, todo = {root}, set[str](), [root]
         while todo:
-            f = facts.get(todo.pop())
-            if f is None:
-                continue
+            name = todo.pop()
+            if name not in facts:
+                fn = self.tree_fn(name)
+                if fn is None:
+                    continue
+                self.checker.function(fn)
+            f = facts[name]
             names |= f.globals
-            for name in f.globals:
-                if name in facts and name not in seen:
-                    seen.add(name)
-                    todo.append(name)
+            for called in f.globals:
+                if called not in seen and self.tree_fn(called) is not None:
+                    seen.add(called)
+                    todo.append(called)
         return names, seen
 
 

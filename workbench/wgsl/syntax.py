@@ -289,6 +289,8 @@ class Module:
 
     text: str
     decls: list[Decl] = field(default_factory=list)
+    words: frozenset[str] = frozenset()  # every identifier written, keywords included
+    half_literals: bool = False  # whether a literal has the f16 suffix `h`
 
     def functions(self) -> list[Function]:
         return [d for d in self.decls if isinstance(d, Function)]
@@ -374,12 +376,6 @@ def walk(root: Node) -> Iterator[Node]:
         node = stack.pop()
         yield node
         stack.extend(reversed(children(node)))
-
-
-def walk_module(module: Module) -> Iterator[Node]:
-    """Every node of every declaration, in source order."""
-    for d in module.decls:
-        yield from walk(d)
 
 
 def root_ident(e: Expr) -> str | None:
