@@ -50,7 +50,7 @@ from workbench.gpu.device import GpuContext  # noqa: E402
 from workbench.session import Case, Session  # noqa: E402
 from workbench.wgsl.checker import check  # noqa: E402
 from workbench.wgsl.corpus import SHIPPED, load_corpus  # noqa: E402
-from workbench.wgsl.parser import parse  # noqa: E402
+from workbench.wgsl.parser import clear_cache, parse  # noqa: E402
 
 OLD_REF = "a32d659"  # the last commit whose reader was the token scanner
 # Times the old reader in a subprocess whose path starts at that commit's tree: argv[1] is the
@@ -275,8 +275,10 @@ def fifty_files(root: Path) -> Path:
 
 
 def median_ms(fn: Callable[[], Any], reps: int) -> float:
+    """Median ms of `reps` cold runs (the reader's caches emptied before each)."""
     times = []
     for _ in range(reps):
+        clear_cache()
         t0 = time.perf_counter()
         fn()
         times.append((time.perf_counter() - t0) * 1e3)

@@ -44,9 +44,7 @@ _SWIZZLE = ("xyzw", "rgba")
 _VOID = WType("void", "void")
 
 
-@dataclass
-class _Scope:
-    names: dict[str, tuple[s.Node, Typed]] = field(default_factory=dict)
+_Scope = dict[str, tuple[s.Node, Typed]]  # a block's names: declaration and typed value
 
 
 @dataclass
@@ -285,7 +283,7 @@ class Checker:
         facts = self.facts.setdefault(fn.name, FunctionFacts())
         outer = self._facts
         self._facts = facts
-        saved, self._scopes = self._scopes, [_Scope()]
+        saved, self._scopes = self._scopes, [{}]
         try:
             for a in fn.attrs:
                 self._attribute(a)
@@ -293,7 +291,7 @@ class Checker:
                 for a in p.attrs:
                     self._attribute(a)
                 t = self.resolve_type(p.type)
-                self._scopes[-1].names[p.name] = (p, Typed(t))
+                self._scopes[-1][p.name] = (p, Typed(t))
             for a in fn.result_attrs:
                 self._attribute(a)
             if fn.result is not None:
@@ -328,7 +326,7 @@ class Checker:
 
     def block(self, b: s.Block, new_scope: bool = True) -> None:
         if new_scope:
-            self._scopes.append(_Scope())
+            self._scopes.append({})
         try:
             for st in b.body:
                 self.statement(st)
@@ -343,7 +341,7 @@ class Checker:
             t = self._declared(st)
             if st.kind != "const":
                 t = Typed(t.type)
-            self._scopes[-1].names[st.name] = (st, t)
+            self._scopes[-1][st.name] = (st, t)
         elif isinstance(st, s.Assign):
             if not (isinstance(st.lhs, s.Ident) and st.lhs.name == "_"):
                 self.expr(st.lhs)
@@ -369,7 +367,7 @@ class Checker:
                         self.expr(sel)
                 self.block(clause.body)
         elif isinstance(st, s.Loop):
-            self._scopes.append(_Scope())
+            self._scopes.append({})
             try:
                 self.block(st.body, new_scope=False)
                 if st.continuing is not None:
@@ -379,7 +377,7 @@ class Checker:
             finally:
                 self._scopes.pop()
         elif isinstance(st, s.For):
-            self._scopes.append(_Scope())
+            self._scopes.append({})
             try:
                 if st.init is not None:
                     self.statement(st.init)
@@ -404,8 +402,9 @@ class Checker:
         return result
 
     def _lookup(self, name: str) -> tuple[s.Node, Typed] | None:
-        for scope in reversed(self._scopes):
-            found = scope.names.get(name)
+        scopes = self._scopes
+        for k in range(len(scopes) - 1, -1, -1):
+            found = scopes[k].get(name)
             if found is not None:
                 return found
         return None

@@ -35,15 +35,19 @@ _DIGITS = re.compile(r"[0-9]*")
 _HEX_DIGITS = re.compile(r"[0-9a-fA-F]*")
 # One alternative per token class, each a single greedy character class or a literal, so a match
 # never backtracks over more than the token it reads. Numbers are read by hand (`_number`).
+_BLANKS = "[ \t\n\v\f\r\u0085\u200e\u200f\u2028\u2029]"
+# One alternative per token class, each a single greedy character class or a literal, so a match
+# never backtracks over more than the token it reads; the blankspace after a token is read in the
+# same match. Numbers are read by hand (`_number`).
 _TOKEN = re.compile(
-    "(?P<blank>[ \t\n\v\f\r\u0085\u200e\u200f\u2028\u2029]+)"
+    f"(?P<blank>{_BLANKS}+)"
     # A line-ending comment ends at any of the spec's line breaks.
     "|(?P<line>//[^\n\v\f\r\u0085\u2028\u2029]*)"
     "|(?P<block>/\\*)"
-    "|(?P<ident>[^\\W\\d]\\w*)"
+    f"|(?P<ident>[^\\W\\d]\\w*){_BLANKS}*"
     "|(?P<number>[0-9]|\\.[0-9])"
     "|(?P<punct><<=|>>=|->|<=|>=|==|!=|&&|\\|\\||<<|>>|\\+\\+|--|\\+=|-=|\\*=|/=|%=|&=|\\|=|\\^="
-    "|[(){}\\[\\],;:.=+\\-*/%&|^!~@<>])"
+    f"|[(){{}}\\[\\],;:.=+\\-*/%&|^!~@<>]){_BLANKS}*"
 )
 BOM = "\ufeff"
 
@@ -99,9 +103,9 @@ def _scan(text: str, where: str) -> list[Token]:
         kind = m.lastgroup
         j = m.end()
         if kind == "ident":
-            append(new(Token, (IDENT, m.group(), i, j)))
+            append(new(Token, (IDENT, m.group(kind), i, m.end(kind))))
         elif kind == "punct":
-            append(new(Token, (PUNCT, m.group(), i, j)))
+            append(new(Token, (PUNCT, m.group(kind), i, m.end(kind))))
         elif kind == "number":
             j, number_kind = _number(text, i)
             append(Token(number_kind, text[i:j], i, j))

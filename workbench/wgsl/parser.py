@@ -110,6 +110,12 @@ def parse(text: str, where: str = "<wgsl>") -> s.Module:
     return _parse_cached(text, where)
 
 
+def clear_cache() -> None:
+    """Forget the trees and directives read so far (for measuring a cold read)."""
+    _parse_cached.cache_clear()
+    _directives_cached.cache_clear()
+
+
 @functools.lru_cache(maxsize=256)
 def _parse_cached(text: str, where: str) -> s.Module:
     with recursion_room():

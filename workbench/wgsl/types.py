@@ -8,6 +8,7 @@ up to 16 (and array strides must then be multiples of 16).
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 
 SCALARS = {"f32": 4, "u32": 4, "i32": 4, "f16": 2, "bool": 4}
@@ -111,10 +112,12 @@ def _vector(scalar: str, n: int) -> WType:
     return WType("vector", f"vec{n}<{scalar}>", scalar=scalar, count=n)
 
 
+@functools.cache
 def make_scalar(name: str) -> WType:
     return WType("scalar", name, scalar=name)
 
 
+@functools.cache
 def make_vector(n: int, scalar: str) -> WType:
     return _vector(scalar, n)
 
