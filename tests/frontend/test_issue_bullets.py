@@ -191,3 +191,28 @@ def test_one_out_of_range_workgroup_size_affects_that_kernel_alone(session, tmp_
         huge.problem
     )
     assert s.status(fine).kind == StatusKind.OK, s.status(fine)
+
+
+def test_tree_positions_name_the_users_file_behind_preambles(session, tmp_path):
+    root = write(
+        tmp_path / "c",
+        {
+            "wgslconfig.toml": '[preamble]\nfiles = ["pre.wgsl"]\n',
+            "pre.wgsl": "const SCALE = 2.0;\n\n",
+            "k.wgsl": OUT + "@compute @workgroup_size(1)\nfn k() {\n\tout[0] = SCALE;\n}\n",
+        },
+    )
+    kernel = on(session, root).kernel("k")
+    tree = kernel.module.tree
+    fn = tree.functions()[0]
+    statement = fn.body.body[0]
+    assert kernel.position(statement.span[0]) == ("k.wgsl", 4, 2)
+    assert kernel.position(tree.decls[0].span[0]) == ("pre.wgsl", 1, 1)
+
+
+def test_what_the_checker_cannot_work_out_is_named_beside_the_entry_point_and_deferred():
+    from workbench.wgsl.reflect import reflect
+
+    info = reflect(OUT + "@compute @workgroup_size(1)\nfn k() {\n  out[0] = mystery(1.0);\n}\n")
+    assert info.entry_points["k"].deferred == ("4: no rule for the builtin 'mystery'",)
+    assert not info.entry_problems  # the compiler, not the front end, judges it

@@ -32,7 +32,7 @@ from pathlib import Path
 from workbench.errors import CorpusError, ReflectionError, UserError
 from workbench.userfiles import read_text, read_toml
 from workbench.wgsl import syntax as s
-from workbench.wgsl.lexer import line_of
+from workbench.wgsl.lexer import column_of, line_of
 from workbench.wgsl.parser import directives, parse
 from workbench.wgsl.printer import print_module
 from workbench.wgsl.probes import stub_definitions
@@ -194,6 +194,12 @@ class Kernel:
         smap = SourceMap()
         self._map_pieces(smap, 1)
         return smap.locate(line)
+
+    def position(self, offset: int) -> tuple[str, int, int]:
+        """(file, line, column) of a character offset into `self.text`, such as a syntax tree
+        node's span start: the user's file even where preambles were put before it."""
+        file, line = self.locate(line_of(self.text, offset))
+        return file, line, column_of(self.text, offset)
 
     def _map_pieces(self, smap: SourceMap, line: int) -> int:
         """Map the pieces' lines, `self.text` starting at module line `line`; returns the module

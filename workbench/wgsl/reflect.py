@@ -152,6 +152,9 @@ class EntryPoint:
     features: tuple[str, ...] = ()  # device features of what it reaches (wgpu names)
     f32_bits: tuple[str, ...] = ()  # array<atomic<u32>> bindings it reads as f32 bits
     functions: tuple[str, ...] = ()  # the functions it reaches, itself included
+    # What the type checker could not work out in those functions ("line: why"): left to the
+    # compiler, and named here so a feature that needs the knowledge can say why it cannot act.
+    deferred: tuple[str, ...] = ()
 
 
 @dataclass
@@ -369,6 +372,12 @@ class _Reflector:
             if b.name in bitcasts and b.element.kind == "atomic" and b.element.scalar == "u32"
         )
         params = self.param_builtins(fn)
+        spans = [f.span for f in map(self.tree_fn, reached) if f is not None]
+        deferred = dict.fromkeys(
+            f"{self.line(span)}: {why}"
+            for span, why in self.checker.unknowns
+            if any(a <= span[0] < b for a, b in spans)
+        )
         info.entry_points[fn.name] = EntryPoint(
             fn.name,
             (size[0], size[1], size[2]),
@@ -382,6 +391,7 @@ class _Reflector:
             features=tuple(features),
             f32_bits=f32_bits,
             functions=tuple(sorted(reached)),
+            deferred=tuple(deferred),
         )
 
     def tree_fn(self, name: str) -> s.Function | None:
