@@ -287,6 +287,8 @@ ILLEGAL_MODULES = {
     "workgroup-size-over-16384": "@compute @workgroup_size(16385) fn main() {}\n",
     "workgroup-size-negative": "@compute @workgroup_size(-4) fn main() {}\n",
     "no-workgroup-size": "@compute fn main() {}\n",
+    "unknown-function-attribute": "@compute @workgroup_size(1) @fast fn main() {}\n",
+    "misspelt-workgroup-size": "@compute @workgroupsize(1) fn main() {}\n",
     "array-size-zero": "@group(0) @binding(0) var<storage> a: array<f32, 0>;\n" + ENTRY,
     "binding-without-group": "@binding(0) var<storage> a: array<f32>;\n" + ENTRY,
     "const-assert-false": "const_assert 1 > 2;\n" + ENTRY,

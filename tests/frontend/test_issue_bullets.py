@@ -187,6 +187,7 @@ def test_one_out_of_range_workgroup_size_affects_that_kernel_alone(session, tmp_
     )
     s = on(session, root)
     huge, fine = s.kernel("huge"), s.kernel("fine")
+    assert "huge" in fine.without
     assert huge.problem.startswith("k.wgsl:3: @workgroup_size of 'huge' has 4294967295"), (
         huge.problem
     )
@@ -216,3 +217,16 @@ def test_what_the_checker_cannot_work_out_is_named_beside_the_entry_point_and_de
     info = reflect(OUT + "@compute @workgroup_size(1)\nfn k() {\n  out[0] = mystery(1.0);\n}\n")
     assert info.entry_points["k"].deferred == ("4: no rule for the builtin 'mystery'",)
     assert not info.entry_problems  # the compiler, not the front end, judges it
+
+
+def test_an_unknown_attribute_on_one_entry_point_affects_that_kernel_alone(session, tmp_path):
+    root = write(
+        tmp_path / "c",
+        {
+            "k.wgsl": OUT + "@compute @workgroup_size(1) @fast\nfn odd() { out[0] = 1.0; }\n"
+            "@compute @workgroup_size(1)\nfn fine() { out[0] = 2.0; }\n"
+        },
+    )
+    s = on(session, root)
+    assert s.kernel("odd").problem.startswith("k.wgsl:3: @fast is no attribute of a function")
+    assert s.status(s.kernel("fine")).kind == StatusKind.OK

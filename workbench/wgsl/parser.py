@@ -116,7 +116,7 @@ def clear_cache() -> None:
     _directives_cached.cache_clear()
 
 
-@functools.lru_cache(maxsize=256)
+@functools.lru_cache(maxsize=32)  # a tree of a 50 KB module is a few MB
 def _parse_cached(text: str, where: str) -> s.Module:
     with recursion_room():
         return _Parser(text, where).module()

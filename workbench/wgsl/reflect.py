@@ -412,6 +412,16 @@ class _Reflector:
     def workgroup_size(self, fn: s.Function) -> tuple[list[int], set[str], str]:
         """The sizes of `fn`'s @workgroup_size, the overrides they wait for, or why they cannot
         be used."""
+        unknown = [a.name for a in fn.attrs if a.name not in _FUNCTION_ATTRIBUTES]
+        if unknown:
+            return (
+                [],
+                set(),
+                (
+                    f"@{unknown[0]} is no attribute of a function ('{fn.name}'); the shader compiler "
+                    "rejects it"
+                ),
+            )
         attr = fn.attr("workgroup_size")
         if attr is None or not attr.args:
             return [], set(), f"@compute fn '{fn.name}' has no @workgroup_size"
@@ -477,6 +487,12 @@ class _Reflector:
                     seen.add(called)
                     todo.append(called)
         return names, seen
+
+
+# The attributes a function may carry (WGSL spec, "Attributes"); naga rejects any other.
+_FUNCTION_ATTRIBUTES = frozenset(
+    {"compute", "workgroup_size", "vertex", "fragment", "must_use", "diagnostic"}
+)
 
 
 def _builtins(attrs: tuple[s.Attribute, ...]) -> set[str]:
