@@ -148,7 +148,8 @@ def test_10000_else_if_branches_give_one_line_never_a_crash(tmp_path):
 
 def test_kernel_markers_in_a_crlf_file_split_it(session, tmp_path):
     text = (
-        OUT
+        "diagnostic(off, derivative_uniformity);\n"
+        + OUT
         + "// --- KERNEL: one ---\n@compute @workgroup_size(1)\nfn one() { let y = 1.0; out[0] = y; }\n"
         "// --- KERNEL: two ---\n@compute @workgroup_size(1)\nfn two() { let y = 2.0; out[1] = y; }\n"
     ).replace("\n", "\r\n")
@@ -156,7 +157,9 @@ def test_kernel_markers_in_a_crlf_file_split_it(session, tmp_path):
     assert [k.name for k in s.corpus.kernels] == ["one", "two"]
     for kernel in s.corpus.kernels:
         assert s.status(kernel).kind == StatusKind.OK, s.status(kernel)
-    assert s.kernel("two").line == 5
+    assert s.kernel("two").line == 6
+    assembled, _ = s.kernel("two").assemble(session.adapter.features)
+    assert assembled.splitlines()[0] == "diagnostic(off, derivative_uniformity);"
 
 
 def test_a_byte_order_mark_is_named(session, tmp_path):
