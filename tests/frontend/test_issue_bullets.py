@@ -233,3 +233,16 @@ def test_an_unknown_attribute_on_one_entry_point_affects_that_kernel_alone(sessi
     s = on(session, root)
     assert s.kernel("odd").problem.startswith("k.wgsl:3: @fast is no attribute of a function")
     assert s.status(s.kernel("fine")).kind == StatusKind.OK
+
+
+def test_an_enable_wgpu_knows_needs_its_feature_by_wgpus_name(session, tmp_path):
+    root = write(
+        tmp_path / "c",
+        {
+            "k.wgsl": "enable clip_distances;\n"
+            + OUT
+            + "@compute @workgroup_size(1)\nfn k() { out[0] = 1.0; }\n"
+        },
+    )
+    kernel = on(session, root).kernel("k")
+    assert kernel.features == ("clip-distances",)

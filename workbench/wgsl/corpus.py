@@ -36,7 +36,7 @@ from workbench.wgsl.lexer import column_of, line_of
 from workbench.wgsl.parser import directives, parse
 from workbench.wgsl.printer import print_module
 from workbench.wgsl.probes import stub_definitions
-from workbench.wgsl.reflect import HOST_ENABLES, EntryPoint, ModuleInfo, reflect
+from workbench.wgsl.reflect import HOST_ENABLES, EntryPoint, ModuleInfo, enable_feature, reflect
 from workbench.wgsl.sourcemap import SourceMap
 
 SHIPPED = Path(__file__).resolve().parent.parent / "shaders"
@@ -123,7 +123,7 @@ class Kernel:
         names: dict[str, None] = {}
         for _, _, text in self.enables:
             for word in text.removeprefix("enable").rstrip(";").split(","):
-                names.setdefault(word.strip(), None)
+                names.setdefault(enable_feature(word.strip()), None)
         return tuple(names)
 
     @cached_property

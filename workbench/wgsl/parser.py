@@ -32,6 +32,7 @@ from workbench.wgsl.lexer import (
     FLOAT,
     IDENT,
     INT,
+    PUNCT,
     TEMPLATE_CLOSE,
     TEMPLATE_OPEN,
     Token,
@@ -609,7 +610,11 @@ class _Parser:
 
     def expression(self) -> s.Expr:
         """Binary operators by precedence, with explicit stacks (no recursion per operator)."""
-        operands = [self.unary()]
+        first = self.unary()
+        tok = self.toks[self.i]
+        if tok.kind != PUNCT or tok.text not in _BINARY:
+            return first  # most expressions: no operator at all
+        operands = [first]
         ops: list[tuple[str, int]] = []
         while True:
             tok = self.toks[self.i]

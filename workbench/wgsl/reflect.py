@@ -63,6 +63,21 @@ SUBGROUP_WORDS = frozenset(
 )
 # Extensions whose `enable` the host writes itself (from what the module uses and the adapter has).
 HOST_ENABLES = frozenset({"f16", "subgroups"})
+# Enable-extensions whose wgpu device feature is spelt otherwise (the rest keep their name).
+_ENABLE_FEATURES = {
+    "f16": "shader-f16",
+    "subgroups": "subgroup",
+    "clip_distances": "clip-distances",
+    "dual_source_blending": "dual-source-blending",
+    "primitive_index": "primitive-index",
+}
+
+
+def enable_feature(extension: str) -> str:
+    """The device feature an `enable`d extension needs, by wgpu's name where it has one."""
+    return _ENABLE_FEATURES.get(extension, extension)
+
+
 # The per-dimension bound naga puts on @workgroup_size (measured: 16384 compiles, 16385 does not).
 MAX_WORKGROUP_DIMENSION = 16384
 F16_WORDS = frozenset(
@@ -178,8 +193,9 @@ class ModuleInfo:
 
     @property
     def enabled_features(self) -> tuple[str, ...]:
-        """Features named by `enable`s the host does not manage: needed as written."""
-        return tuple(e for e in self.enables if e not in HOST_ENABLES)
+        """Features named by `enable`s the host does not manage (wgpu's name where it has one,
+        else the extension as written)."""
+        return tuple(enable_feature(e) for e in self.enables if e not in HOST_ENABLES)
 
     @property
     def features(self) -> tuple[str, ...]:
