@@ -1,4 +1,4 @@
-"""Fuzzing the WGSL scanner, reflector and corpus loader with hypothesis: random text, WGSL-ish token
+"""Fuzzing the WGSL lexer, reflection and corpus loader with hypothesis: random text, WGSL-ish token
 soup, and mutations and truncations of the shipped shaders. Whatever the input, `tokenize`/`reflect`
 raise nothing but ReflectionError and `load_corpus` nothing but CorpusError; the kernels it returns
 assemble, and planning an ad-hoc case for them (host only) raises nothing but WorkbenchError.
