@@ -41,7 +41,6 @@ from workbench.wgsl.types import (
 
 _SCALAR_NAMES = frozenset(SCALARS)
 _SWIZZLE = ("xyzw", "rgba")
-_VOID = WType("void", "void")
 
 
 _Scope = dict[str, tuple[s.Node, Typed]]  # a block's names: declaration and typed value
@@ -321,7 +320,7 @@ class Checker:
     def return_type(self, name: str) -> WType:
         decl = self.globals.get(name)
         if isinstance(decl, s.Function):
-            return self.resolve_type(decl.result) if decl.result is not None else _VOID
+            return self.resolve_type(decl.result) if decl.result is not None else ce.VOID
         return UNKNOWN
 
     def block(self, b: s.Block, new_scope: bool = True) -> None:
@@ -489,7 +488,7 @@ class Checker:
             if callee.template:
                 return Typed(self.resolve_type(callee.template[0]))
             return ce.UNKNOWN_TYPED
-        if callee.template is not None or _is_type_name(name):
+        if _is_type_name(name) or (callee.template is not None and name in _TEMPLATED_TYPES):
             if callee.template is None and (
                 name in ("vec2", "vec3", "vec4", "array") or _is_matrix(name)
             ):
@@ -555,6 +554,9 @@ class Checker:
         return Typed(rt)
 
 
+# Predeclared types written with a template list (`vec3<f32>(...)` constructs one); any other
+# templated call is a builtin function such as `bitcast<T>` or an extension's.
+_TEMPLATED_TYPES = frozenset({"vec2", "vec3", "vec4", "array", "atomic", "ptr"})
 _OPAQUE = frozenset({"sampler", "sampler_comparison", "acceleration_structure", "ray_query"})
 
 

@@ -28,6 +28,7 @@ from workbench.wgsl.types import (
     make_array,
     make_matrix,
     make_scalar,
+    make_struct,
     make_vector,
 )
 
@@ -48,6 +49,7 @@ class Typed:
 
 
 UNKNOWN_TYPED = Typed(UNKNOWN)
+VOID = WType("void", "void")  # what a call that returns nothing gives
 ABSTRACT_INT_T = make_scalar(ABSTRACT_INT)
 ABSTRACT_FLOAT_T = make_scalar(ABSTRACT_FLOAT)
 
@@ -568,6 +570,14 @@ def builtin(name: str, args: Sequence[Typed]) -> Typed | None:
         return _atomic_result(args)
     if name in ("atomicAnd", "atomicOr", "atomicXor", "atomicExchange"):
         return _atomic_result(args)
+    if name == "atomicStore":
+        return Typed(VOID)
+    if name == "atomicCompareExchangeWeak":
+        inner = _atomic_result(args).type
+        if inner.kind == "unknown":
+            return UNKNOWN_TYPED
+        fields = [("old_value", inner), ("exchanged", BOOL)]
+        return Typed(make_struct(f"__atomic_compare_exchange_result<{inner.text}>", fields))
     if name in ("workgroupUniformLoad",) and args:
         pointee = args[0].type.element
         return Typed(
@@ -576,7 +586,7 @@ def builtin(name: str, args: Sequence[Typed]) -> Typed | None:
             else pointee or UNKNOWN
         )
     if name in ("storageBarrier", "workgroupBarrier", "textureBarrier", "subgroupBarrier"):
-        return Typed(WType("void", "void"))
+        return Typed(VOID)
     if name.startswith(("subgroup", "quad")):
         if name in ("subgroupBallot",):
             return Typed(make_vector(4, "u32"))
