@@ -425,7 +425,17 @@ def construct(t: WType, args: Sequence[Typed]) -> Typed:
             return Typed(t, None if one is None else tuple(one for _ in range(n)))
         flat = _flat([convert(a, scalar) for a in args])
         return Typed(t, tuple(flat) if flat is not None and len(flat) == n else None)
-    if t.kind in ("array", "struct", "matrix"):
+    if t.kind == "matrix":
+        cols, rows, scalar = t.count or 4, t.rows, t.scalar or ""
+        if len(args) == 1 and args[0].type.kind == "matrix":
+            a = args[0]
+            src = a.type.scalar or ""
+            return Typed(t, None if a.value is None else _convert_value(a.value, src, scalar))
+        flat = _flat([convert(a, scalar) for a in args])
+        if flat is None or len(flat) != cols * rows:
+            return Typed(t)
+        return Typed(t, tuple(tuple(flat[c * rows : (c + 1) * rows]) for c in range(cols)))
+    if t.kind in ("array", "struct"):
         values = [a.value for a in args]
         if any(v is None for v in values):
             return Typed(t)
