@@ -117,7 +117,14 @@ def test_deep_nesting_of_every_kind(text):
 
 
 @pytest.mark.fuzz
-@LONG
-@given(text=soups | mutated() | deep())
-def test_long_fuzz(text):
-    read(text)
+def test_long_fuzz(request: pytest.FixtureRequest) -> None:
+    """All three kinds of input together: a few examples in the suite, many under -m fuzz, each
+    input then under a deadline."""
+    long = "fuzz" in (request.config.getoption("markexpr") or "")
+
+    @(LONG if long else NORMAL)
+    @given(text=soups | mutated() | deep())
+    def read_one(text: str) -> None:
+        read(text)
+
+    read_one()

@@ -82,6 +82,13 @@ def tokenize(text: str, where: str = "<wgsl>") -> list[Token]:
     return _discover_templates(_scan(text, where))
 
 
+def token_texts(text: str, where: str = "<wgsl>") -> list[str]:
+    """The text of every token in order, as written (`>>` one token even where it closes two
+    template lists), without the end token: a module's words, whatever its comments and spacing
+    (what identifies a kernel's meaning)."""
+    return [t.text for t in _scan(text, where)[:-1]]
+
+
 def _scan(text: str, where: str) -> list[Token]:
     tokens: list[Token] = []
     append = tokens.append
