@@ -19,19 +19,20 @@ call's ramp-up and tail overlap its neighbours'. In-place kernels start each of 
 their inputs (Session.time_back_to_back), and outputs are checked on the first dispatch, before
 any timing.
 Ratios are peer time / our time (above 1: ours is faster); "% of copy" is copy time / our time.
-Each row carries its targets from issue 13; a miss prints by how much. Rows marked "variant"
+Each row carries its targets from issue 13 (attention past 512 tokens: issue 30); a miss prints by
+how much. Rows marked "variant"
 time the changed-ABI kernels of benchmarks/abi_variants/ (a corpus described in its own
 workbench.toml, checked against the shipped float64 references) beside the seed-ABI kernel they
 vary, over the same bytes and with the same peers: what a wider element type buys. Elementwise
 sizes are far over the H100's 50 MB L2 cache. Without torch and CUDA only our times (and a WGSL copy) are shown.
 
     python benchmarks/bench_kernels.py [--reps 50] [--only LABEL ...] [--check]
-        [--json OUT.json] [--write-docs docs/benchmarks.md]
+        [--json OUT.json] [--write-docs docs/benchmarks.md [--section "## TITLE"]]
 
 `--check` also compares every output with the spec's float64 reference at the benchmark sizes
 (slow on a CPU). `--write-docs` replaces the generated part of the section "## Kernels on the
-H100" of the given Markdown file (creating the section if missing); the prose after the
-generated part is kept.
+H100" (or `--section`) of the given Markdown file (creating the section if missing); the prose
+after the generated part, and every other section, are kept.
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ import datetime
 import json
 import math
 import re
+import shlex
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -75,7 +77,10 @@ ROPE = {"seq": 16384}
 # timing method weigh on that figure, so the rows are repeated at 4x the tokens.
 ROPE_LONG = {"seq": 65536}
 CONV = {"batch": 8, "dim": 1024, "seqlen": 4096, "width": 4, "bias": 1}
-ATTN = {"seq": 512, "n_heads": 12, "n_kv_heads": 4, "head_dim": 64}
+ATTN = {"n_heads": 12, "n_kv_heads": 4, "head_dim": 64}
+# Sequence lengths of the attention rows: the split backward is refused past 1024 (its P/dS
+# scratch grows as seq^2), so its row is at 512 only.
+ATTN_SEQS = (512, 2048, 8192, 16384)
 
 
 @dataclass(frozen=True)
@@ -142,15 +147,43 @@ ROWS = [
         min_copy=0.6,
         min_eager=1.5,
     ),
-    Row("attention_forward", ("attention_forward",), ATTN, "attn_fwd", min_eager=0.5),
+    *(
+        Row(
+            f"attention_forward, seq {seq}",
+            ("attention_forward",),
+            ATTN | {"seq": seq},
+            "attn_fwd",
+            min_eager=0.5 if seq <= 512 else 1.5,
+        )
+        for seq in ATTN_SEQS
+    ),
     Row(
-        "attention backward, split",
+        "attention backward, split, seq 512",
         ("attention_backward_short", "attention_backward_short_dKdV"),
-        ATTN,
+        ATTN | {"seq": 512},
         "attn_bwd",
         min_eager=0.5,
     ),
-    Row("attention backward, streaming", ("attention_backward",), ATTN, "attn_bwd"),
+    *(
+        Row(
+            f"attention backward, streaming, seq {seq}",
+            ("attention_backward",),
+            ATTN | {"seq": seq},
+            "attn_bwd",
+            min_eager=None if seq <= 512 else 0.5,
+        )
+        for seq in ATTN_SEQS
+    ),
+    *(
+        Row(
+            f"attention backward, streaming, seq {seq}, O-bound ABI variant",
+            ("attention_backward_o",),
+            ATTN | {"seq": seq},
+            "attn_bwd",
+            seed="attention_backward",
+        )
+        for seq in ATTN_SEQS[1:]
+    ),
 ]
 
 
@@ -467,7 +500,12 @@ def measure(
     if check:
         res.checked = "; ".join(checked)
     if torch is not None:
-        res.eager_ms = time_torch(peers[row.peer](first, torch), torch, reps)
+        try:
+            res.eager_ms = time_torch(peers[row.peer](first, torch), torch, reps)
+        except torch.cuda.OutOfMemoryError:
+            # SDPA's fp32 backward may hold whole [heads, seq, seq] score matrices: no peer time.
+            print(f"{row.label}: torch eager ran out of GPU memory", file=sys.stderr)
+            torch.cuda.empty_cache()
         if row.compiled:
             fn = compiled_peer(lambda: peers[row.peer](first, torch), torch)
             res.compile_ms = time_torch(fn, torch, reps)
@@ -511,8 +549,9 @@ def markdown(results: list[Result], header: dict[str, str]) -> str:
     lines = [
         BEGIN,
         "",
-        f"Measured {header['date']} by `python benchmarks/bench_kernels.py --write-docs "
-        "docs/benchmarks.md` in one run on one GPU:",
+        f"Measured {header['date']} by "
+        f"`{header.get('command', 'python benchmarks/bench_kernels.py --write-docs docs/benchmarks.md')}`"
+        " in one run on one GPU:",
         "",
         f"- device: {header['device']}; driver {header['driver']}; torch {header['torch']}",
         f"- copy roofline: a torch device-to-device copy of 256 MiB moved "
@@ -532,6 +571,10 @@ def markdown(results: list[Result], header: dict[str, str]) -> str:
         "`array<vec4<f32>>` instead of the seed's `array<f32>` (benchmarks/abi_variants/, checked "
         "against the same float64 references), over the seed kernel's bytes: what the wider "
         "element type buys; they carry no targets",
+        '- rows marked "O-bound ABI variant": the streaming attention backward with one more '
+        "binding, the forward's O, so D = rowsum(dO * O) replaces the seed kernel's first pass "
+        "over the keys (benchmarks/abi_variants/attention_o.wgsl, checked against the float64 "
+        "reference with that D); no targets",
         "",
         "| kernel | sizes | ours ms | GB/s | GFLOP/s | copy ms | % of copy | WGSL copy ms | "
         "% of WGSL copy | eager ms | vs eager | compile ms | vs compile | targets |",
@@ -548,7 +591,10 @@ def markdown(results: list[Result], header: dict[str, str]) -> str:
             f"{_verdict(r)} |"
         )
     missed = [r for r in results if r.misses]
-    lines += ["", "Targets (issue 13) missed in this run:" if missed else "Every target met."]
+    lines += [
+        "",
+        "Targets (issues 13 and 30) missed in this run:" if missed else "Every target met.",
+    ]
     lines += [f"- {r.row.label}: {'; '.join(r.misses)}" for r in missed]
     lines += ["", END]
     return "\n".join(lines)
@@ -579,17 +625,24 @@ def load_results(path: Path) -> tuple[dict[str, str], list[Result]]:
     return data["header"], results
 
 
-def write_docs(path: Path, generated: str) -> None:
-    """Replace the generated part of SECTION in `path`, or add the section; keep the prose."""
+def write_docs(path: Path, generated: str, section: str = SECTION) -> None:
+    """Replace the generated part of `section` in `path`, or add the section; keep the prose and
+    every other section (their generated parts included)."""
     text = path.read_text() if path.exists() else "# Benchmarks\n"
-    if SECTION not in text:
-        text = text.rstrip("\n") + f"\n\n{SECTION}\n\n{generated}\n"
-    elif BEGIN in text and END in text:
+    start = text.find(f"{section}\n")
+    if start < 0:
+        path.write_text(text.rstrip("\n") + f"\n\n{section}\n\n{generated}\n")
+        return
+    body = start + len(section) + 1
+    nxt = text.find("\n## ", body)
+    end = len(text) if nxt < 0 else nxt
+    part = text[body:end]
+    if BEGIN in part and END in part:
         pattern = re.escape(BEGIN) + ".*?" + re.escape(END)
-        text = re.sub(pattern, lambda _m: generated, text, count=1, flags=re.S)
+        part = re.sub(pattern, lambda _m: generated, part, count=1, flags=re.S)
     else:
-        text = text.replace(SECTION, f"{SECTION}\n\n{generated}", 1)
-    path.write_text(text)
+        part = f"\n{generated}\n{part}"
+    path.write_text(text[:body] + part + text[end:])
 
 
 def main() -> int:
@@ -601,6 +654,9 @@ def main() -> int:
     ap.add_argument("--json", metavar="FILE")
     ap.add_argument("--write-docs", metavar="FILE")
     ap.add_argument(
+        "--section", default=SECTION, help=f'the Markdown section --write-docs fills ("{SECTION}")'
+    )
+    ap.add_argument(
         "--from-json", metavar="FILE", help="render --write-docs from a saved --json run instead"
     )
     args = ap.parse_args()
@@ -608,7 +664,7 @@ def main() -> int:
         if not args.write_docs:
             ap.error("--from-json renders a saved run: give --write-docs FILE")
         header, results = load_results(Path(args.from_json))
-        write_docs(Path(args.write_docs), markdown(results, header))
+        write_docs(Path(args.write_docs), markdown(results, header), args.section)
         return 0
     try:
         import torch
@@ -627,6 +683,7 @@ def main() -> int:
         "torch": torch.__version__ if torch else "absent",
         "copy_gbs": "–",
         "reps": str(args.reps),
+        "command": shlex.join(["python", "benchmarks/bench_kernels.py", *sys.argv[1:]]),
     }
     if torch is not None:
         src = torch.empty(64 << 20, device="cuda")
@@ -661,7 +718,7 @@ def main() -> int:
         data = {"header": header, "rows": [r.to_json() for r in results]}
         Path(args.json).write_text(json.dumps(data, indent=2, default=str))
     if args.write_docs:
-        write_docs(Path(args.write_docs), markdown(results, header))
+        write_docs(Path(args.write_docs), markdown(results, header), args.section)
     return 0
 
 

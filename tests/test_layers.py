@@ -26,6 +26,8 @@ LAYERS: dict[str, int] = {
     "workbench.gpu": 2,
     "workbench.specs": 3,
     "workbench.closeness": 4,
+    "workbench.verdicts": 4,
+    "workbench.written": 0,
     "workbench.recipes": 0,
     "workbench.userfiles": 0,
     "workbench.config": 0,

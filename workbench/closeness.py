@@ -18,8 +18,9 @@ rtol 1.3e-6 atol 1e-5, f16 rtol 1e-3 atol 1e-5; integers exact), from a spec's p
 (with its reason), or from an `Override` the user or a fixture gives. `tolerance_for` resolves
 them in that order, value by value, and the `Tolerance` it returns records who set each value,
 so a lone user rtol is shown beside the atol that still applies. Every tolerance that enters from
-outside goes through `validate_tolerance`: finite, >= 0, and rtol at most `RTOL_CEILING` unless
-forced — a NaN tolerance would pass everything and a negative one fail everything.
+outside goes through `validate_tolerance`: finite, >= 0, rtol at most `RTOL_CEILING` and atol at
+most `ATOL_CEILING` unless forced — a NaN tolerance would pass everything, a negative one fail
+everything, and an unbounded one pass anything.
 
 The module sits below the engine: the session, the checks, the fixtures and the UI all use it.
 """
@@ -47,6 +48,14 @@ DEFAULT_TOLERANCES: Mapping[str, tuple[float, float]] = {
 }
 # An rtol above 1 lets a result be off by more than its own size: refused unless forced.
 RTOL_CEILING = 1.0
+# atol is the error allowed where the reference is near zero (where rtol·|ref| vanishes), in the
+# output's own units. At 1 it already passes a kernel that writes zeros wherever the reference is
+# within ±1, which is every normalised activation, probability and most gradients the shipped
+# kernels make (their largest atol is 0.035, RoPE at long positions); above it, an atol is no
+# longer a tolerance but "anything passes" (`--atol 1e300 --rtol 0` passed a kernel 1.2e4 off).
+# Outputs of large magnitude are held by rtol. Refused over it unless forced, like rtol; one
+# check for the command line, workbench.toml and fixtures (which cannot force).
+ATOL_CEILING = 1.0
 WORST_SHOWN = 10
 DEFAULTS_WHY = "torch.testing.assert_close defaults"
 
@@ -148,8 +157,9 @@ def validate_tolerance(
     forced: bool = False,
     labels: tuple[str, str] = ("rtol", "atol"),
 ) -> None:
-    """Refuse (ToleranceError, one line) a value that is not finite, is < 0, or an rtol over
-    `RTOL_CEILING` unless `forced`. None means "not given" and passes."""
+    """Refuse (ToleranceError, one line) a value that is not finite, is < 0, an rtol over
+    `RTOL_CEILING` or an atol over `ATOL_CEILING` unless `forced`. None means "not given" and
+    passes."""
     for label, value in zip(labels, (rtol, atol), strict=True):
         if value is None:
             continue
@@ -161,6 +171,12 @@ def validate_tolerance(
         raise ToleranceError(
             f"{labels[0]} = {rtol:g} is over {RTOL_CEILING:g}: a result off by more than its own "
             "size would pass",
+            advice=Advice.FORCE_TOLERANCE,
+        )
+    if atol is not None and atol > ATOL_CEILING and not forced:
+        raise ToleranceError(
+            f"{labels[1]} = {atol:g} is over {ATOL_CEILING:g}: a kernel writing zeros would pass "
+            f"wherever the reference is within ±{atol:g} (hold large outputs with rtol)",
             advice=Advice.FORCE_TOLERANCE,
         )
 
@@ -402,7 +418,7 @@ class Comparison:
 
     def summary(self) -> str:
         if self.n_total == 0:
-            return f"{self.name}: empty (0 elements), nothing to compare"
+            return f"{self.name}: empty case: 0 elements, nothing compared"
         verdict = (
             "ok"
             if self.ok

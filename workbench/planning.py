@@ -20,7 +20,7 @@ import numpy as np
 from workbench.errors import Advice, LimitError, SpecMismatchError, UserError
 from workbench.gpu.adapters import AdapterInfo
 from workbench.gpu.limits import check_limits
-from workbench.gpu.uniforms import default_value, set_field
+from workbench.gpu.uniforms import check_scalar, default_value, set_field
 from workbench.recipes import DEFAULT_SEED, make_input, takes_run_seed
 from workbench.specs.base import Buffer, Cost, KernelSpec
 from workbench.specs.registry import spec_for
@@ -216,6 +216,8 @@ def _override_values(
     if unknown:
         have = ", ".join(declared) or "none"
         raise UserError(f"{k.name} has no override {unknown[0]}; its overrides: {have}")
+    for name, value in given.items():
+        check_scalar(declared[name].type, value, f"override {name}")
     return {**(spec.overrides if spec is not None else {}), **given}
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import StrEnum
 from pathlib import Path
 from typing import Any, overload
@@ -55,8 +55,10 @@ from workbench.planning import (
 from workbench.recipes import DEFAULT_SEED
 from workbench.specs.base import KernelSpec
 from workbench.specs.described import DescriptionError, load_descriptions
+from workbench.verdicts import Verdict, decide_comparisons
 from workbench.wgsl.corpus import Corpus, Kernel, load_corpus
 from workbench.wgsl.reflect import EntryPoint, subgroup_width_constants
+from workbench.written import sentinel_fill, unchanged, unwritten, watchable
 
 __all__ = [
     "ADHOC_N",
@@ -72,6 +74,7 @@ __all__ = [
     "Status",
     "StatusKind",
     "Timing",
+    "Verdict",
     "array_stats",
     "shipped_corpus",
 ]
@@ -132,13 +135,25 @@ class Run:
     compare: dict[str, Comparison]
     timing: Timing | None
     wall_s: float
+    # Outputs of which the kernel wrote no element (an in-out buffer: changed none), by the
+    # sentinel evidence of `workbench.written`; empty when every output was written or not asked.
+    unwritten: tuple[str, ...] = ()
+
+    @property
+    def verdict(self) -> Verdict:
+        """What this run verified, by the one rule (`workbench.verdicts`)."""
+        return decide_comparisons(
+            self.compare, unwritten=self.unwritten, reference=self.reference is not None
+        )
 
     @property
     def ok(self) -> bool | None:
-        """True/False when compared with a reference, None for ad-hoc runs."""
-        if not self.compare:
+        """True for a pass; None when there was no reference (it ran, nothing was claimed);
+        False for every other verdict (a failure, nothing written, nothing compared, empty)."""
+        verdict = self.verdict
+        if verdict is Verdict.RAN:
             return None
-        return all(c.ok for c in self.compare.values())
+        return verdict.ok
 
     @property
     def inputs(self) -> dict[str, np.ndarray]:
@@ -188,6 +203,8 @@ class Run:
             "uniforms": jsonable(case.uniforms),
             "outputs": {name: self.stats(name) for name in self.outputs},
             "compare": {k: c.to_json() for k, c in self.compare.items()},
+            "unwritten": list(self.unwritten),
+            "verdict": str(self.verdict),
             "ok": self.ok,
             "timing": self.timing.to_json() if self.timing else None,
             "throughput": self.throughput(),
@@ -196,8 +213,9 @@ class Run:
 
 
 def array_stats(a: np.ndarray) -> dict[str, float | int]:
-    """min, max, mean over finite values, and counts of NaN and ±Inf."""
-    if a.dtype.names:
+    """min, max, mean over finite values, and counts of NaN and ±Inf; an empty array (or a
+    structured one) has only its count: there is no minimum of nothing."""
+    if a.dtype.names or a.size == 0:
         return {"count": int(a.size)}
     f = a.astype(np.float64, copy=False)
     fin = np.isfinite(f)
@@ -512,13 +530,16 @@ class Session:
         tolerance: Override | None = None,
         progress: Callable[[str, float], None] | None = None,
         cancelled: Callable[[], bool] | None = None,
+        evidence: bool = True,
         **case_args: Any,
     ) -> Run:
         """Dispatch `case` (or build one from a kernel name and `case_args`) and compare it; with
         `reps`, time that many more dispatches after a warm-up of `warmup_ms` by the host clock.
 
         `rtol`/`atol` override every output's tolerance (validated: ToleranceError); `tolerance`
-        gives them as an `Override` instead (forced, or from a fixture).
+        gives them as an `Override` instead (forced, or from a fixture). With `evidence`, an output
+        left as uploaded is dispatched once more pre-filled with the sentinel, to tell "never
+        written" from "wrote what was there" (`Run.unwritten`); written outputs cost nothing.
         """
         override = tolerance if tolerance is not None else Override.checked(rtol, atol)
         if isinstance(case, str):
@@ -545,6 +566,7 @@ class Session:
                 raw = result.outputs.get(p.binding.name, b"")
                 # `raw` is a private writable copy: the array can own it without copying again.
                 outputs[p.name] = np.frombuffer(raw, dtype=p.dtype).reshape(p.shape)
+        never = self._unwritten(case, outputs, program, plans, grid) if evidence else ()
         ref, comparisons = None, {}
         if reference and case.spec is not None and case.spec.has_reference:
             say("reference", 0.92)
@@ -566,7 +588,49 @@ class Session:
             comparisons,
             result.timing,
             time.perf_counter() - t0,
+            never,
         )
+
+    def _unwritten(
+        self,
+        case: Case,
+        outputs: Mapping[str, np.ndarray],
+        program: Any,
+        plans: Sequence[BufferPlan],
+        grid: tuple[int, int, int],
+    ) -> tuple[str, ...]:
+        """The outputs the kernel wrote no element of (an in-out buffer: changed none). Only
+        outputs left exactly as uploaded need the second, sentinel-filled dispatch."""
+        still = [
+            p
+            for p in case.bindings
+            if p.role in ("output", "inout")
+            and p.name in outputs
+            and watchable(p.dtype, p.shape)
+            and bool(unchanged(outputs[p.name], case.inputs.get(p.name)).all())
+        ]
+        asked = [p for p in still if p.role == "output" and case.inputs.get(p.name) is None]
+        never = [p.name for p in still if p.role == "inout"]
+        if asked:
+            fill = {p.binding.name: sentinel_fill(p.shape, p.dtype) for p in asked}
+            marked = self.gpu.dispatch(
+                program,
+                [
+                    replace(b, data=_bytes_of(fill[b.binding.name]))
+                    if b.binding.name in fill
+                    else b
+                    for b in plans
+                ],
+                grid,
+            )
+            for p in asked:
+                got = np.frombuffer(marked.outputs.get(p.binding.name, b""), dtype=p.dtype)
+                if (
+                    got.size == outputs[p.name].size
+                    and unwritten(outputs[p.name].reshape(-1), got).all()
+                ):
+                    never.append(p.name)
+        return tuple(n for n in (p.name for p in case.bindings) if n in never)
 
     # -- buffers that stay on the device (pipelines) -------------------------------------------
     def allocate(self, nbytes: int) -> DeviceBuffer:

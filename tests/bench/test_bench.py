@@ -9,6 +9,7 @@ from dataclasses import replace
 
 import numpy as np
 
+from benchmarks.bench_kernels import BEGIN, END, SECTION, write_docs
 from tests.engine.conftest import run_cli, write_corpus
 from workbench.bench.ab import ab
 from workbench.bench.report import CPU_TIMES
@@ -342,3 +343,22 @@ def test_back_to_back_four_times_the_loop_takes_longer(session: Session, tmp_pat
     walled = Session(own.corpus, gpu).time_back_to_back(base, 4, samples=2)
     assert walled.method == "back-to-back wall" and walled.reps == 8
     assert "wall clock around 4 back-to-back dispatches" in walled.detail
+
+
+def test_write_docs_fills_only_its_own_section(tmp_path) -> None:
+    """Two generated sections in one file: writing one keeps the other's generated part and the
+    prose of both; a missing section is added at the end."""
+    doc = tmp_path / "b.md"
+    doc.write_text(
+        f"# B\n\n{SECTION}\n\n{BEGIN}\nold kernels\n{END}\n\nkernel prose\n\n"
+        f"## Attention\n\n{BEGIN}\nold attention\n{END}\n\nattention prose\n"
+    )
+    write_docs(doc, f"{BEGIN}\nnew attention\n{END}", "## Attention")
+    text = doc.read_text()
+    assert "old kernels" in text and "new attention" in text and "old attention" not in text
+    assert "kernel prose" in text and "attention prose" in text
+    write_docs(doc, f"{BEGIN}\nnew kernels\n{END}")
+    text = doc.read_text()
+    assert "new kernels" in text and "old kernels" not in text and "new attention" in text
+    write_docs(doc, f"{BEGIN}\nthird\n{END}", "## Third")
+    assert doc.read_text().rstrip().endswith(f"## Third\n\n{BEGIN}\nthird\n{END}")

@@ -37,7 +37,7 @@ def test_missing_feature_is_skipped_with_reason(session):
     case = session.case("embed_lookup_w16", dims={"seq": 4, "d_model": 8, "vocab": 16})
     report = check_case(session, case, what="adapters", against="gl")
     (r,) = report.results
-    assert r.skipped and r.ok and report.ok
+    assert r.skipped and r.ok and report.verdict == "skip" and report.verdict.exit_code == 0
     assert "shader-f16" in r.summary and "OpenGL" in r.summary
 
 

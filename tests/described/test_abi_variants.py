@@ -26,6 +26,9 @@ ODD = {
     "ffn_swiglu_backward_vec4": ("seq=7", "d_ff=12"),
     "rope_k_vec4": ("seq=7", "n_kv_heads=3", "head_dim=8", "pos_offset=5"),
     "rope_k_backward_vec4": ("seq=7", "n_kv_heads=3", "head_dim=8", "pos_offset=5"),
+    # 77 queries: a second, partial tile of 64, the last key tile partial too, and a GQA group
+    # of three query heads per kv head.
+    "attention_backward_o": ("seq=77", "n_heads=6", "n_kv_heads=2"),
 }
 
 
@@ -48,6 +51,12 @@ def test_variant_passes_check_at_odd_sizes(kernel: str, cli) -> None:
             "rope_k_vec4",
             "let ra = a * t.c - b * sn;",
             "let ra = a * t.c + b * sn;",
+        ),
+        (
+            "attention_o.wgsl",
+            "attention_backward_o",
+            "big_d = big_d + dO[q_base + d] * O[q_base + d];",
+            "big_d = big_d + dO[q_base + d] * O[q_base + (d + 1u) % hd];",
         ),
         (
             "ffn_vec4.wgsl",

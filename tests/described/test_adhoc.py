@@ -85,7 +85,8 @@ def test_shipped_name_with_other_abi_runs_ad_hoc_with_a_note(tmp_path: Path, cli
     (note,) = [n for n in run["notes"] if "shipped kernel" in n]
     assert "runs ad hoc" in note and "binding signature" in note
     res = cli("check", "--all", "--corpus", str(root), "--what", "compare,evidence,determinism")
-    assert res.rc == 0, res.out + res.err
+    # Ad hoc: nothing compared with a reference, so not a pass (exit 1), and said so.
+    assert res.rc == 1, res.out + res.err
     assert res.out.strip().splitlines()[-1].startswith("0 pass · 1 ran")
 
 
@@ -106,7 +107,7 @@ def test_grid_sets_the_workgroup_counts(tmp_path: Path, cli) -> None:
     flags = [f"--size=A={m * k}", f"--size=B={k * n}", f"--size=C={m * n}"]
     flags += [f"--set=dims.x={m}", f"--set=dims.y={n}", f"--set=dims.z={k}"]
     res = cli("check", "matmul", "--corpus", str(root), *flags, "--grid", "3,3,1", "--json")
-    assert res.rc == 0, res.err
+    assert res.rc == 1 and res.json()["ok"] is False, res.err  # ran: nothing compared
     (evidence,) = [r for r in res.json()["results"] if r["kind"] == "evidence"]
     assert evidence["details"]["unwritten"] == 0 and res.json()["verdict"] == "ran"
     # The default 1-D grid covers one row of tiles only: the rest is reported unwritten.

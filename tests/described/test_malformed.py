@@ -150,7 +150,7 @@ def test_not_toml_and_shape_against_element_type(tmp_path: Path, cli) -> None:
     assert res.rc == 2 and "workbench.toml: not valid TOML" in res.err
     root = write(tmp_path / "vec", {"scale4.wgsl": SCALE4, "workbench.toml": SCALE4_TOML})
     res = cli("check", "scale4", "--corpus", str(root), "--what", "evidence", "--json")
-    assert res.rc == 0 and res.json()["verdict"] == "ran"
+    assert res.rc == 1 and res.json()["verdict"] == "ran"  # evidence only: nothing compared
     bad = SCALE4_TOML.replace('v = { shape = ["n", 4]', 'v = { shape = ["n"]')
     (root / "workbench.toml").write_text(bad, encoding="utf-8")
     res = cli("run", "scale4", "--corpus", str(root))

@@ -16,6 +16,7 @@ import math
 import numpy as np
 import pytest
 
+from workbench.checks.runner import check_case
 from workbench.errors import UserError
 from workbench.specs.attention import SPECS
 from workbench.specs.refs import attention as ref
@@ -67,7 +68,7 @@ def test_reference_forward_is_a_masked_softmax_per_row() -> None:
     v = rng.standard_normal((seq, n_kv, hd))
     seg = np.array([0, 0, 0, 3, 3, 5])
     scale = 0.7
-    got = ref.attention_forward(q, k, v, seg, scale)
+    got = ref.attention_forward(q, k, v, seg, scale, keep_p=True)
     for s in range(seq):
         for h in range(n_heads):
             kvh = h // (n_heads // n_kv)
@@ -121,10 +122,44 @@ def test_reference_dkdv_from_scratch_equals_the_full_backward() -> None:
     k, v = rng.standard_normal((2, seq, n_kv, hd))
     seg = ref.doc_starts(seq, 3)
     lse = ref.attention_forward(q, k, v, seg, 0.5)["LSE"]
-    full = ref.attention_backward(q, k, v, do, lse, seg, 0.5)
+    full = ref.attention_backward(q, k, v, do, lse, seg, 0.5, keep_p=True)
     split = ref.attention_dkdv_from_scratch(q, do, full["P"], full["dS"], n_kv)
     np.testing.assert_allclose(split["dK"], full["dK"], rtol=1e-12, atol=1e-12)
     np.testing.assert_allclose(split["dV"], full["dV"], rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("block_rows", [1, 7])
+def test_reference_in_query_blocks_equals_one_block(monkeypatch, block_rows: int) -> None:
+    """Blocks of 1 and 7 queries (keys from each block's first document start) against one block
+    of every query, with a NaN in one document and an Inf in another: the same numbers, and the
+    same NaN/Inf places."""
+    rng = np.random.default_rng(6)
+    seq, n_heads, n_kv, hd = 50, 4, 2, 8
+    q, do = rng.standard_normal((2, seq, n_heads, hd))
+    k, v = rng.standard_normal((2, seq, n_kv, hd))
+    v[3, 1, 2] = np.nan
+    do[40, 0, 1] = np.inf
+    seg = ref.doc_starts(seq, 3)
+    scale = 0.4
+
+    def both() -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
+        with np.errstate(invalid="ignore"):
+            fwd = ref.attention_forward(q, k, v, seg, scale, keep_p=True)
+            bwd = ref.attention_backward(q, k, v, do, fwd["LSE"], seg, scale, keep_p=True)
+        return fwd, bwd
+
+    whole = both()
+    monkeypatch.setattr(ref, "BLOCK_ELEMENTS", block_rows * n_heads * seq)
+    assert len(ref.query_blocks(seg, n_heads)) == -(-seq // block_rows)
+    blocked = both()
+    for one, other in zip(whole, blocked, strict=True):
+        assert set(one) == set(other)
+        for name in one:
+            np.testing.assert_allclose(other[name], one[name], rtol=1e-12, atol=1e-12, err_msg=name)
+    dk = whole[1]["dK"]
+    assert (
+        np.isnan(dk[:16]).any() and np.isfinite(dk[16:33]).all() and not np.isfinite(dk[33:]).all()
+    )
 
 
 def test_visible_einsum_leaves_hidden_terms_out() -> None:
@@ -180,16 +215,16 @@ def test_reference_keeps_hidden_nan_out() -> None:
 def test_seed_grids_and_the_rows_per_workgroup_divisor() -> None:
     """The specs keep the seed's grids (one workgroup per query, or per key for dKdV); a kernel
     declaring ROWS_PER_WORKGROUP gets x divided by it, rounding up, and one without it (a user's
-    seed-ABI kernel) the seed grid. The streaming kernel's grid is never divided."""
+    seed-ABI kernel) the seed grid."""
     dims = SPEC[FWD].resolve_dims({"seq": 45, "n_heads": 4, "n_kv_heads": 2})
-    for kernel, seed in ((FWD, (45, 4, 1)), (SHORT, (45, 4, 1)), (DKDV, (45, 2, 1))):
+    cases = ((FWD, (45, 4, 1)), (STREAM, (45, 4, 1)), (SHORT, (45, 4, 1)), (DKDV, (45, 2, 1)))
+    for kernel, seed in cases:
         spec = SPEC[kernel]
         assert spec.launch_grid(dims, {}) == seed
         assert spec.launch_grid(dims, {"ROWS_PER_WORKGROUP": 16}) == (3, *seed[1:])
         assert spec.launch_grid(dims, {"ELEMENTS_PER_INVOCATION": 4}) == seed
         with pytest.raises(UserError, match="ROWS_PER_WORKGROUP"):
             spec.launch_grid(dims, {"ROWS_PER_WORKGROUP": 0})
-    assert SPEC[STREAM].launch_grid(dims, {"ROWS_PER_WORKGROUP": 16}) == (45, 4, 1)
 
 
 @pytest.mark.parametrize("seq", SMALL_SEQS)
@@ -214,10 +249,10 @@ def test_odd_head_dim_and_documents(session, kernel: str) -> None:
 
 @pytest.mark.parametrize("kernel", ALL)
 def test_head_dim_and_seq_off_the_score_tiling(session, kernel: str) -> None:
-    """head_dim 37: a chunk of 64 dims ends mid-vec4 (lanes 16 dims apart) and 6 groups of 37
-    lanes (streaming kernel) leave 34 idle; seq 45 ends mid-tile (16 queries and 32 keys per tile
-    of the split kernels, 4 keys per dKdV workgroup) with the second document's keys starting
-    mid-tile too (2 documents)."""
+    """head_dim 37: a chunk of 64 dims ends mid-vec4 (lanes 16 dims apart); seq 45 ends mid-tile
+    (64 queries and 32 keys per tile of the forward and streaming kernels, 16 and 32 of the split
+    short kernel, 2 keys per dKdV workgroup) with the second document's keys starting mid-tile too
+    (2 documents)."""
     dims = {"seq": 45, "n_heads": 4, "n_kv_heads": 2, "head_dim": 37, "docs": 2}
     _assert_ok(session.run(kernel, dims=dims, seed=14), kernel)
 
@@ -237,6 +272,27 @@ def test_streaming_past_1024(session, kernel: str) -> None:
     """Five key blocks of 256 for the last queries: the online softmax and pass A/B loops."""
     run = session.run(kernel, dims=_dims(seq=1100), seed=13)
     _assert_ok(run, kernel)
+
+
+def test_streaming_unmasked_tiles_beside_document_cuts(session) -> None:
+    """The streaming kernel skips the mask on key tiles every query of its 64-query tile sees
+    (the second document's tile at 256 against its keys 200..231) and masks the rest: the tile
+    at 192 straddles the cut at 200, and the last tile (384..399) is partial."""
+    dims = {"seq": 400, "n_heads": 4, "n_kv_heads": 2, "head_dim": 40, "docs": 2}
+    _assert_ok(session.run(STREAM, dims=dims, seed=17), STREAM)
+
+
+@pytest.mark.parametrize("kernel", ALL)
+def test_every_check_passes_at_odd_sizes(session, kernel: str) -> None:
+    """`workbench check`'s default checks (compare, evidence, grad, special values, determinism)
+    at a seq that is a multiple of no tile (64 and 32 of the streaming and forward kernels, 16 and
+    32 of the short kernel, 2 of dKdV), two documents, a GQA group of two, head_dim 20 (a partial
+    vec4 chunk)."""
+    dims = {"seq": 45, "n_heads": 4, "n_kv_heads": 2, "head_dim": 20, "docs": 2}
+    report = check_case(session, session.case(kernel, dims=dims))
+    failed = [f"{r.kind} {r.name}: {r.summary}" for r in report.failed]
+    assert report.ok, failed
+    assert {r.kind for r in report.results} >= {"compare", "special", "determinism"}
 
 
 def test_short_kernels_refuse_long_sequences(session) -> None:
@@ -445,7 +501,9 @@ def test_nan_stays_inside_its_document(session, name: str, at: tuple[int, int, i
     x[name] = x[name].copy()
     x[name][at] = np.nan
     scale = 1 / math.sqrt(dims["head_dim"])
-    want = ref.attention_backward(x["Q"], x["K"], x["V"], x["dO"], x["LSE"], x["seg"], scale)
+    want = ref.attention_backward(
+        x["Q"], x["K"], x["V"], x["dO"], x["LSE"], x["seg"], scale, keep_p=True
+    )
     other = slice(None, cut) if at[0] >= cut else slice(cut, None)
     for out in ("dQ", "dK", "dV", "dS"):
         assert not np.isnan(want[out][other]).any(), f"reference {out} crosses the documents"

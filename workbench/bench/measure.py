@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from workbench.bench.figures import Figures
-from workbench.session import Budget, Case, Roofline, Run, Session, Timing
+from workbench.session import Budget, Case, Roofline, Run, Session, Timing, Verdict
 from workbench.units import fmt_bytes
 
 
@@ -24,7 +24,7 @@ class BenchResult:
 
     label: str  # the kernel's name, or a variant such as "wg=128"
     case: Case
-    verdict: str  # "pass", "fail", "ran" (no reference) or "error"
+    verdict: str  # a `Verdict`'s value: "pass", "fail", "ran" (no reference), "no_work", …
     problem: str = ""  # why it failed, in one line
     timing: Timing | None = None
     figures: Figures | None = None
@@ -53,13 +53,15 @@ class BenchResult:
 
 
 def verdict_of(run: Run) -> tuple[str, str]:
-    """("pass" | "fail" | "ran", the first failing output's summary)."""
-    if run.ok is None:
-        return "ran", ""
-    if run.ok:
-        return "pass", ""
-    bad = next(c for c in run.compare.values() if not c.ok)
-    return "fail", bad.summary()
+    """The run's verdict (`Session.run` decides it by the one rule) and, when it is not a pass
+    or a plain ran, why in one line."""
+    verdict = run.verdict
+    if verdict in (Verdict.PASS, Verdict.RAN):
+        return str(verdict), ""
+    bad = next((c for c in run.compare.values() if not c.ok), None)
+    if verdict is Verdict.FAIL and bad is not None:
+        return str(verdict), bad.summary()
+    return str(verdict), verdict.text
 
 
 def check(session: Session, case: Case, label: str) -> BenchResult:

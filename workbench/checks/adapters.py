@@ -66,6 +66,7 @@ def adapter_results(
                 case.name,
                 f"needs {', '.join(missing)}, which {b.label} lacks",
                 adapter=b.label,
+                missing_features=list(missing),
             )
         ]
     if first is None:

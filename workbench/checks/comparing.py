@@ -9,6 +9,7 @@ something to look at. The same rendering serves the across-adapters check.
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import numpy as np
 
@@ -35,12 +36,37 @@ def compare_results(run: Run) -> list[CheckResult]:
         why = f"no reference: {run.case.spec.described} gives it no [reference] table"
         return [skipped("compare", run.case.name, why)]
     reference = run.reference or {}
-    return [
+    if not run.compare:
+        return [nothing_compared(run)]
+    results = [
         comparison_result(
             "compare", name, cmp, run.outputs[name], reference[name], run.case.plan(name).axes
         )
         for name, cmp in run.compare.items()
     ]
+    return [_unwritten(r) if r.name in run.unwritten else r for r in results]
+
+
+def _unwritten(r: CheckResult) -> CheckResult:
+    """A comparison of an output the kernel never wrote: whatever the values, nothing the kernel
+    computed was compared (zeros expected and zeros left over agree by accident)."""
+    summary = (
+        f"{r.name}: the kernel wrote no element (the sentinel run kept every one); {r.summary}"
+    )
+    return replace(r, ok=False, summary=summary, details=r.details | {"no_work": True})
+
+
+def nothing_compared(run: Run) -> CheckResult:
+    """The reference ran and compared no output: it returned none of the outputs the spec lists
+    (a described reference returning `{}`, say). Not a pass: nothing was verified."""
+    spec = run.case.spec
+    wanted = ", ".join(spec.outputs) if spec is not None else "none"
+    got = ", ".join(sorted(run.reference or {})) or "nothing"
+    summary = (
+        f"{run.case.name}: nothing compared: the reference returned {got}, not the outputs {wanted}"
+    )
+    details = {"nothing_compared": True, "returned": sorted(run.reference or {})}
+    return CheckResult("compare", run.case.name, False, summary, details)
 
 
 def comparison_result(
@@ -80,6 +106,8 @@ def comparison_result(
 def summarize(cmp: Comparison) -> str:
     """`grad_gate: max|Δ| 2.4e-07 at seq=1 d_ff=7 (ref 0.3); rel 3.1e-07, 3 ULP at seq=0 d_ff=2
     (ref 12.5), 0/1,572,864 outside (rtol 1.3e-06, atol 1e-06) ok`: every figure names its element."""
+    if cmp.n_total == 0:
+        return f"{cmp.name}: empty case: 0 elements, nothing compared"
     line = (
         f"{cmp.name}: {cmp.figures()}, "
         f"{fmt_int(cmp.n_bad)}/{fmt_int(cmp.n_total)} outside (rtol {cmp.rtol:g}, atol {cmp.atol:g})"

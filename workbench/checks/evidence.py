@@ -1,8 +1,9 @@
 """The evidence check: did the kernel write its outputs at all?
 
-One extra dispatch runs the case with every output pre-filled with a sentinel (a NaN whose payload
-no arithmetic produces; a fixed bit pattern for integers) instead of zeros. Comparing it with the
-zero-filled run of the same case:
+One extra dispatch runs the case with every output pre-filled with the sentinel of
+`workbench.written` (a NaN whose payload no arithmetic produces; a fixed bit pattern for integers)
+instead of zeros. Comparing it with the zero-filled run of the same case, element by element (the
+engine's `Run.unwritten` asks the same question of whole outputs, for every verdict):
 
 - an element holding the sentinel in the one run and zero in the other was never written;
 - an element holding the sentinel where the zero-filled run changed, or holding different written
@@ -23,37 +24,17 @@ import numpy as np
 from workbench.checks.result import CheckResult, skipped
 from workbench.closeness import name_index
 from workbench.session import Case, Run, Session
+from workbench.written import SENTINEL_BITS, sentinel_fill, unchanged, watchable
+from workbench.written import bits as _bits
+from workbench.written import unwritten as never_written
 
-# Quiet NaNs with a payload (f32 0x7FDADBAD, f16 0x7E5B) and a pattern for 32-bit integers.
-SENTINEL_BITS = {
-    "float32": 0x7FDADBAD,
-    "float16": 0x7E5B,
-    "uint32": 0xDADBADDA,
-    "int32": 0xDADBADDA,
-}
-_UINT = {2: np.uint16, 4: np.uint32}
 NO_WORK = "the kernel did nothing: check the dims, grid and uniforms"
-
-
-def sentinel_fill(shape: tuple[int, ...], dtype: str) -> np.ndarray:
-    """An array of `shape` whose every element holds the sentinel of `dtype`."""
-    dt = np.dtype(dtype)
-    bits = np.full(shape, SENTINEL_BITS[dt.name], dtype=_UINT[dt.itemsize])
-    return bits.view(dt)
-
-
-def _bits(a: np.ndarray) -> np.ndarray:
-    return np.ascontiguousarray(a).view(_UINT[a.dtype.itemsize])
 
 
 def evidence_results(session: Session, case: Case, first: Run | None = None) -> list[CheckResult]:
     """One result per output of `case`; `first` is a run of it with the usual fill, if made."""
     watched = [
-        p
-        for p in case.bindings
-        if p.role in ("output", "inout")
-        and np.dtype(p.dtype).name in SENTINEL_BITS
-        and int(np.prod(p.shape, dtype=np.int64)) > 0
+        p for p in case.bindings if p.role in ("output", "inout") and watchable(p.dtype, p.shape)
     ]
     if not watched:
         return [skipped("evidence", case.name, "no output that a sentinel can watch")]
@@ -62,8 +43,8 @@ def evidence_results(session: Session, case: Case, first: Run | None = None) -> 
         if p.role == "output":
             filled[p.name] = sentinel_fill(p.shape, np.dtype(p.dtype).name)
     if first is None:
-        first = session.run(case, reference=False)
-    marked = session.run(replace(case, inputs=filled), reference=False)
+        first = session.run(case, reference=False, evidence=False)
+    marked = session.run(replace(case, inputs=filled), reference=False, evidence=False)
     return [_result(case, p.name, p.role, p.axes, first, marked) for p in watched]
 
 
@@ -73,14 +54,13 @@ def _result(
     plain, sent = first.outputs[name], marked.outputs[name]
     total = plain.size
     if role == "inout":
-        before = _bits(case.inputs[name]).reshape(plain.shape)
-        unwritten = (_bits(plain) == before) & (_bits(sent) == before)
+        before = case.inputs[name]
+        unwritten = unchanged(plain, before) & unchanged(sent, before)
         differs = np.zeros(plain.shape, dtype=bool)
     else:
-        sentinel = SENTINEL_BITS[plain.dtype.name]
-        held = _bits(sent) == sentinel
-        untouched = _bits(plain) == 0
-        unwritten = held & untouched
+        unwritten = never_written(plain, sent)
+        held = _bits(sent) == SENTINEL_BITS[plain.dtype.name]
+        untouched = unchanged(plain, None)
         differs = (held & ~untouched) | (~held & (_bits(sent) != _bits(plain)))
     n_unwritten, n_differs = int(unwritten.sum()), int(differs.sum())
     details = {

@@ -151,7 +151,7 @@ def grad_results(
         arrays.update(saved)
         gcase = replace(gcase, inputs={**gcase.inputs, **saved})
     say("grad: backward kernel", 0.05)
-    analytic_run = session.run(gcase, reference=False)
+    analytic_run = session.run(gcase, reference=False, evidence=False)
     problem = _Problem(link, gcase, arrays)
     forward = _forward_kernel(session, link)
 
@@ -317,8 +317,12 @@ def _gpu_samples(
         plus.flat[i] = np.float32(float(w32.flat[i]) + h)
         minus.flat[i] = np.float32(float(w32.flat[i]) - h)
         step = float(plus.flat[i]) - float(minus.flat[i])
-        fp = session.run(replace(base, inputs={**inputs, binding: plus}), reference=False).outputs
-        fm = session.run(replace(base, inputs={**inputs, binding: minus}), reference=False).outputs
+        fp = session.run(
+            replace(base, inputs={**inputs, binding: plus}), reference=False, evidence=False
+        ).outputs
+        fm = session.run(
+            replace(base, inputs={**inputs, binding: minus}), reference=False, evidence=False
+        ).outputs
         delta, _ = problem.delta_of(fp, fm)
         # What the forward's own tolerance lets each changed output be off by, on both sides.
         noise = 0.0

@@ -12,15 +12,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from workbench.jsonable import jsonable
+from workbench.verdicts import Verdict, decide
 
 CHECK_KINDS = ("compare", "evidence", "grad", "special", "determinism", "adapters")
 DEFAULT_WHAT = ("compare", "evidence", "grad", "special", "determinism")
-# What a report says was verified: `pass`/`fail` only after a comparison with a reference (or a
-# gradient check), `ran` with nothing to compare with, `no_work` when an output was never written,
-# `error` when the kernel could not be checked.
-VERDICTS = ("pass", "fail", "ran", "no_work", "error")
-# Kinds whose success is evidence against a reference.
-_REFERENCE_KINDS = ("compare", "grad", "special")
+# Kinds whose success, once run, is evidence against a reference besides the compare check.
+_VERIFYING_KINDS = ("grad", "special")
 
 # A progress callback: a message and the fraction done.
 Say = Callable[[str, float], None]
@@ -74,25 +71,31 @@ class CheckReport:
 
     @property
     def ok(self) -> bool:
-        return not self.cancelled and all(r.ok for r in self.results)
+        """True for a pass alone (`workbench.verdicts`): written elements compared, all good."""
+        return self.verdict.ok
 
     @property
     def failed(self) -> list[CheckResult]:
         return [r for r in self.results if not r.ok]
 
     @property
-    def verdict(self) -> str:
-        """One of VERDICTS: what was actually verified."""
+    def verdict(self) -> Verdict:
+        """What was actually verified, by the one rule (`workbench.verdicts.decide`)."""
         if self.cancelled:
-            return "error"
-        if any(r.kind == "evidence" and r.details.get("no_work") for r in self.results):
-            return "no_work"
-        if any(not r.ok for r in self.results):
-            return "fail"
+            return Verdict.ERROR
         ran = [r for r in self.results if not r.skipped]
-        if any(r.kind in _REFERENCE_KINDS for r in ran):
-            return "pass"
-        return "ran" if ran else "error"
+        if not ran:
+            missing = any(r.details.get("missing_features") for r in self.results)
+            return Verdict.SKIP if missing else Verdict.ERROR
+        no_work = any(r.details.get("no_work") for r in ran)
+        nothing = any(r.details.get("nothing_compared") for r in ran)
+        return decide(
+            (r.details["n_total"] for r in ran if r.kind == "compare" and "n_total" in r.details),
+            failed=any(not r.ok for r in ran if not r.details.get("nothing_compared")),
+            no_work=no_work,
+            nothing_compared=nothing,
+            verified=any(r.kind in _VERIFYING_KINDS and r.ok for r in ran),
+        )
 
     def of_kind(self, kind: str) -> list[CheckResult]:
         return [r for r in self.results if r.kind == kind]
@@ -104,7 +107,7 @@ class CheckReport:
             "adapter": self.adapter,
             "dims": dict(self.dims),
             "ok": self.ok,
-            "verdict": self.verdict,
+            "verdict": str(self.verdict),
             "cancelled": self.cancelled,
             "elapsed_s": self.elapsed_s,
             "notes": list(self.notes),

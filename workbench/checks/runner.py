@@ -78,7 +78,7 @@ def check_case(
     missing = session.missing_features(case.kernel)
     if missing:
         why = f"needs {', '.join(missing)}, which {session.adapter.label} lacks"
-        report.results.append(skipped(kinds[0], case.name, why))
+        report.results.append(skipped(kinds[0], case.name, why, missing_features=list(missing)))
         report.elapsed_s = time.perf_counter() - t0
         return report
 

@@ -15,7 +15,7 @@ from collections import defaultdict
 
 from workbench.checks import CHECK_KINDS, DEFAULT_WHAT, CheckReport, check_case
 from workbench.checks.determinism import DEFAULT_REPEATS
-from workbench.checks.result import VERDICTS, CheckResult
+from workbench.checks.result import CheckResult
 from workbench.checks.runner import parse_what
 from workbench.checks.sizing import small_dims
 from workbench.checks.special import Injection, parse_injection
@@ -32,17 +32,9 @@ from workbench.cli.common import (
 from workbench.errors import MissingFeatureError, UserError, WorkbenchError
 from workbench.session import Case, Session
 from workbench.units import fmt_count, fmt_int, fmt_seconds
+from workbench.verdicts import Verdict, worst
 
 ROWS_SHOWN = 5
-VERDICT_TEXT = {
-    "pass": "PASS",
-    "fail": "FAIL",
-    "ran": "RAN (no reference compared: describe the kernel in workbench.toml)",
-    "no_work": "NO_WORK (the kernel did nothing: check the dims, grid and uniforms)",
-    "error": "ERROR (nothing could be checked)",
-}
-# Marks per kernel in `check --all`.
-VERDICT_MARK = {"pass": "✓", "fail": "✗", "ran": "○", "no_work": "∅", "error": "✗"}
 # Failing special-value scenarios shown in full without -v.
 SPECIAL_SHOWN = 3
 # Seconds between progress lines when stderr is not a terminal.
@@ -159,7 +151,7 @@ def cmd_check(args: argparse.Namespace) -> int:
         print_json(report.to_json() | {"corpus": str(session.corpus.root)})
     else:
         print_report(report, args.verbose)
-    return 0 if report.ok else 1
+    return report.verdict.exit_code
 
 
 def _injection(text: str) -> Injection:
@@ -223,7 +215,7 @@ def _check_all(
     failed_errors = [e for e in errors if "error" in e]
     for e in errors:
         e["verdict"] = "error" if "error" in e else "skipped"
-    ok = all(r.ok for r in reports) and not failed_errors
+    ok = all(r.verdict.exit_code == 0 for r in reports) and not failed_errors
     counts = verdict_counts(reports, len(failed_errors))
     elapsed = time.perf_counter() - t0
     if args.json:
@@ -244,13 +236,17 @@ def _check_all(
     for e in errors:
         mark = "–" if "skipped" in e else "✗"
         print(f"{mark} {e['kernel']}  ({e['file']})  {e.get('skipped') or e.get('error')}")
-    n_fail = sum(1 for r in reports if not r.ok) + len(failed_errors)
-    if not ok:
+    n_fail = sum(1 for r in reports if r.verdict is Verdict.FAIL) + len(failed_errors)
+    if n_fail:
         verdict = f"FAIL ({n_fail} of {len(kernels)} kernels)"
-    elif counts["pass"] == len(kernels):
+    elif ok:
         verdict = "PASS"
     else:
-        verdict = f"RAN ({counts['pass']} of {fmt_count(len(kernels), 'kernel')} compared with a reference)"
+        # Not a pass: the most serious thing that was not verified, and how much was.
+        verdict = (
+            f"{worst(r.verdict for r in reports).word} ({counts['pass']} of "
+            f"{fmt_count(len(kernels), 'kernel')} passed a comparison with a reference)"
+        )
     quick = ", quick" if args.quick else ""
     print(
         f"verdict: {verdict}  {fmt_count(len(kernels), 'kernel')} on {session.adapter.label}{quick} "
@@ -262,27 +258,30 @@ def _check_all(
 
 def verdict_counts(reports: list[CheckReport], errors: int) -> dict[str, int]:
     """How many kernels got each verdict; kernels that could not be checked count as errors."""
-    counts = dict.fromkeys(VERDICTS, 0)
+    counts = dict.fromkeys(map(str, Verdict), 0)
     for r in reports:
-        counts[r.verdict] += 1
+        counts[str(r.verdict)] += 1
     counts["error"] += errors
     return counts
 
 
 def summary_line(counts: dict[str, int]) -> str:
-    """`12 pass · 28 ran (no reference: describe them in workbench.toml) · 2 no_work · 0 fail`."""
+    """`12 pass · 28 ran (no reference: describe them in workbench.toml) · 2 no_work · 0 fail`,
+    then any other verdict that occurred (`1 empty`, `1 nothing_compared`, `1 error`)."""
     parts = [
         f"{counts['pass']} pass",
         f"{counts['ran']} ran (no reference: describe them in workbench.toml)",
         f"{counts['no_work']} no_work",
         f"{counts['fail']} fail",
     ]
-    if counts["error"]:
-        parts.append(f"{counts['error']} error")
+    shown = {"pass", "ran", "no_work", "fail"}
+    parts += [f"{n} {v}" for v, n in counts.items() if n and v not in shown]
     return " · ".join(parts)
 
 
 def _mark(r: CheckResult) -> str:
+    if r.details.get("n_total") == 0:
+        return "∅"  # an empty output: nothing was compared, so no tick
     return "–" if r.skipped else ("✓" if r.ok else "✗")
 
 
@@ -302,7 +301,7 @@ def print_report(report: CheckReport, verbose: bool) -> None:
                 _print_rows(r)
     for note in report.notes:
         print(f"  note: {note}")
-    state = "CANCELLED" if report.cancelled else VERDICT_TEXT[report.verdict]
+    state = "CANCELLED" if report.cancelled else report.verdict.text
     print(f"  verdict: {state} ({fmt_seconds(report.elapsed_s)})")
 
 
@@ -315,9 +314,16 @@ def _print_special(results: list[CheckResult]) -> None:
             f"  {'special':<12} ✓ {len(good)} scenarios match the reference's NaN/Inf behaviour "
             f"(values into {', '.join(bindings)})"
         )
+    # Scenarios skipped for one reason (nothing compared, say) in one line.
+    skipped_why: dict[str, int] = defaultdict(int)
+    for r in results:
+        if r.skipped:
+            skipped_why[r.details.get("why", r.summary)] += 1
+    for why, n in skipped_why.items():
+        print(f"  {'special':<12} – {fmt_count(n, 'scenario')} skipped: {why}")
     shown = 0
     for r in results:
-        if r.skipped or (not r.ok and shown < SPECIAL_SHOWN):
+        if not r.ok and shown < SPECIAL_SHOWN:
             print(f"  {'special':<12} {_mark(r)} {r.summary}")
             if not r.ok:
                 _print_rows(r)
@@ -347,12 +353,12 @@ def print_compact(report: CheckReport, verbose: bool) -> None:
         if results:
             good = sum(1 for r in results if r.ok)
             counts.append(f"{kind} {good}/{len(results)}")
-    mark = VERDICT_MARK[report.verdict]
+    mark = report.verdict.mark
     if report.results and all(r.skipped for r in report.results):
         mark = "–"
         counts = [report.results[0].summary]
     dims = " ".join(f"{k}={v}" for k, v in report.dims.items())
-    verdict = report.verdict.upper()
+    verdict = report.verdict.word
     print(
         f"{mark} {report.kernel:<30} {verdict:<8} {'  '.join(counts):<60} "
         f"{fmt_seconds(report.elapsed_s):>8}  {dims}"

@@ -12,7 +12,7 @@ import os
 import sys
 from typing import Any
 
-from workbench.closeness import RTOL_CEILING, Override
+from workbench.closeness import ATOL_CEILING, RTOL_CEILING, Override
 from workbench.errors import UserError
 from workbench.jsonable import jsonable
 from workbench.recipes import DEFAULT_SEED, RECIPES
@@ -149,12 +149,13 @@ def add_tolerance_options(p: argparse.ArgumentParser, verb: str, forcible: bool 
         p.add_argument(
             "--force-tolerance",
             action="store_true",
-            help=f"accept an rtol over {RTOL_CEILING:g} (a result off by more than its size passes)",
+            help=f"accept an rtol over {RTOL_CEILING:g} (a result off by more than its size "
+            f"passes) or an atol over {ATOL_CEILING:g}",
         )
 
 
 def tolerance_override(args: argparse.Namespace) -> Override:
-    """--rtol/--atol, validated (finite, >= 0, rtol within the ceiling unless forced)."""
+    """--rtol/--atol, validated (finite, >= 0, within the ceilings unless forced)."""
     return Override.checked(
         args.rtol,
         args.atol,

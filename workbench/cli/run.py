@@ -21,7 +21,7 @@ from workbench.cli.common import (
     tolerance_override,
 )
 from workbench.errors import UserError
-from workbench.session import DEFAULT_WARMUP_MS, Run, array_stats
+from workbench.session import DEFAULT_WARMUP_MS, Run, Verdict, array_stats
 from workbench.units import fmt_bytes, fmt_count, fmt_grid, fmt_int, fmt_ms, fmt_num, fmt_rate
 
 
@@ -55,38 +55,21 @@ def cmd_run(args: argparse.Namespace) -> int:
         tolerance_note(override)
     if args.save_outputs:
         save_outputs(run, Path(args.save_outputs))
-    unchanged = outputs_unchanged(run)
     if args.json:
-        print_json(run.to_json(str(session.corpus.root)) | {"unchanged": unchanged})
+        print_json(run.to_json(str(session.corpus.root)))
     else:
         print_run(run)
-        if unchanged:
-            print(f"  {UNCHANGED}")
     return 1 if run.ok is False else 0
 
 
-UNCHANGED = (
-    "every output still holds what it held before the dispatch: the kernel wrote nothing "
-    "(check the dims, grid and uniforms)"
-)
-
-
-def outputs_unchanged(run: Run) -> bool:
-    """Whether the run left every output as it was uploaded (zeros, or an in-out buffer's input)."""
-    outs = [p for p in run.case.bindings if p.role in ("output", "inout") and p.name in run.outputs]
-    if not outs or all(run.outputs[p.name].size == 0 for p in outs):
-        return False
-    for p in outs:
-        got = np.ascontiguousarray(run.outputs[p.name]).view(np.uint8)
-        before = run.case.inputs.get(p.name)
-        if before is None:
-            if got.any():
-                return False
-        elif not np.array_equal(
-            got, np.ascontiguousarray(before).view(np.uint8).reshape(got.shape)
-        ):
-            return False
-    return True
+def unwritten_line(run: Run) -> str | None:
+    """What the sentinel evidence found never written, or None when every output was written."""
+    if not run.unwritten:
+        return None
+    return (
+        f"the kernel wrote nothing into {', '.join(run.unwritten)} (check the dims, grid and "
+        "uniforms)"
+    )
 
 
 def save_outputs(run: Run, folder: Path) -> None:
@@ -114,10 +97,10 @@ def uniform_text(value: Any) -> str:
 def stats_line(name: str, arr: np.ndarray) -> str | None:
     """min/max/mean of the finite values, or what the output is when there are none."""
     s = array_stats(arr)
-    if "min" not in s:
-        return None
     if s["count"] == 0:
         return f"{name}: empty (0 elements)"
+    if "min" not in s:
+        return None
     if s["nan"] + s["inf"] < s["count"]:
         return (
             f"{name}: min {fmt_num(s['min'])}  max {fmt_num(s['max'])}  mean {fmt_num(s['mean'])}"
@@ -181,5 +164,8 @@ def print_run(run: Run) -> None:
             print(f"  {CPU_TIMES}")
     for note in case.notes:
         print(f"  note: {note}")
-    if run.ok is not None:
-        print("  verdict: " + ("PASS" if run.ok else "FAIL"))
+    line = unwritten_line(run)
+    if line:
+        print(f"  {line}")
+    if run.verdict is not Verdict.RAN:
+        print("  verdict: " + run.verdict.text)

@@ -74,6 +74,13 @@ def _as_list(value: Any, n: int, where: str) -> list[Any]:
     return items + [0] * (n - len(items))
 
 
+def check_scalar(scalar: str, value: Any, where: str) -> None:
+    """Refuse (UserError, one line) a value `scalar` cannot hold exactly: a fraction into an
+    integer or a bool, a number out of range. The rule `--set` follows, for override constants."""
+    if scalar in _FMT:
+        _write_scalar(bytearray(4), 0, scalar, value, where)
+
+
 def _write_scalar(buf: bytearray, offset: int, scalar: str, value: Any, where: str) -> None:
     if isinstance(value, bool):
         value = int(value)
@@ -91,6 +98,8 @@ def _write_scalar(buf: bytearray, offset: int, scalar: str, value: Any, where: s
             if float(value) != int(value):
                 raise UserError(f"{where}: {value} is not an integer ({scalar})")
             value = int(value)
+            if scalar == "bool" and value not in (0, 1):
+                raise UserError(f"{where}: {value} is not a bool (give 0 or 1)")
         struct.pack_into(fmt, buf, offset, value)
     except (struct.error, OverflowError):
         raise UserError(f"{where}: {value} does not fit in {scalar}") from None

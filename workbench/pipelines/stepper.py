@@ -24,6 +24,7 @@ from workbench.pipelines.chain import Divergence, float64_chain
 from workbench.pipelines.plan import PipelinePlan, PlannedStep
 from workbench.pipelines.snapshots import DEFAULT_CAP, History
 from workbench.session import Session
+from workbench.verdicts import Verdict, decide_comparisons
 
 
 @dataclass
@@ -41,14 +42,15 @@ class StepRecord:
 
     @property
     def ok(self) -> bool | None:
-        """True/False after a comparison with a reference; None when there was none (ad hoc)."""
-        if not self.compare:
-            return None
-        return all(c.ok for c in self.compare.values())
+        """True for a pass; None when there was no reference (ad hoc); False otherwise (a
+        failure, or outputs with no element: an empty step)."""
+        verdict = self.verdict
+        return None if verdict is Verdict.RAN else verdict.ok
 
     @property
-    def verdict(self) -> str:
-        return {True: "pass", False: "fail", None: "ran"}[self.ok]
+    def verdict(self) -> Verdict:
+        """By the one rule (`workbench.verdicts`); a step with no comparison had no reference."""
+        return decide_comparisons(self.compare, reference=bool(self.compare))
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -58,7 +60,7 @@ class StepRecord:
             "timing": self.timing,
             "written": self.written,
             "ok": self.ok,
-            "verdict": self.verdict,
+            "verdict": str(self.verdict),
             "compare": {k: c.to_json() for k, c in self.compare.items()},
             "kept_bytes": self.kept_bytes,
         }

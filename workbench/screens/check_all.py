@@ -79,8 +79,10 @@ class CheckAllScreen(Screen[None]):
                 case = make_case()
                 with self.gpu_lock:
                     report = check_case(self.session, case, cancelled=lambda: worker.is_cancelled)
-                ok: bool | None = all(r.ok for r in report.results)
+                ok: bool | None = report.ok
                 summary = "; ".join(f"{r.kind} {r.summary}" for r in report.results)
+                if report.verdict not in ("pass", "fail"):
+                    summary = f"{report.verdict.text}; {summary}"
             except WorkbenchError as exc:
                 ok, summary = None, ui_message(exc).split("\n", 1)[0]
             except Exception as exc:  # a broken spec or check is a row, not a crash

@@ -35,7 +35,7 @@ from workbench.fixtures import (
     load_fixture,
     replay_fixture,
 )
-from workbench.fixtures.replay import summary_counts, unreadable
+from workbench.fixtures.replay import unreadable
 from workbench.fixtures.report import result_lines, summary_line
 from workbench.messages import FixtureReplayed, Progress
 from workbench.session import Case, Run, Session
@@ -49,6 +49,9 @@ STATUS_CELL = {
     "running": ("▸ running", "cyan"),
     "pass": ("✓ pass", "green"),
     "fail": ("✗ FAIL", "bold red"),
+    "no_work": ("∅ no_work", "bold red"),
+    "empty": ("∅ empty", "bold red"),
+    "nothing_compared": ("○ nothing", "bold red"),
     "error": ("! error", "magenta"),
     "skip": ("– skip", "yellow"),
 }
@@ -237,11 +240,10 @@ class FixturesScreen(Screen):
             return
         if event.state == WorkerState.SUCCESS:
             results = event.worker.result or []
-            counts = summary_counts(results)
             self._label(summary_line(results))
             self.notify(
                 summary_line(results),
-                severity="error" if counts["fail"] or counts["error"] else "information",
+                severity="information" if all(r.ok for r in results) else "error",
             )
         elif event.state == WorkerState.CANCELLED:
             self._label("replay cancelled")

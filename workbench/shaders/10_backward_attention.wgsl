@@ -21,9 +21,11 @@
 // - attention_backward_short_dKdV (seq <= 1024, spec grid (seq, n_kv_heads, 1)): gathers the
 //   scratch columns over s >= j and the query heads of kv_h, and owns dK[j,kv_h,*], dV[j,kv_h,*]:
 //   no atomics. With ROWS_PER_WORKGROUP a workgroup takes a tile of that many keys.
-// - attention_backward (any seq, grid (seq, n_heads, 1)): one workgroup per (s, h); pass A finds
-//   D, pass B walks the key blocks of WG again, owns dQ[s,h,*] and scatters into dK and dV with
-//   f32 compare-and-swap adds on array<atomic<u32>> (several s and the GQA group share a slot).
+// - attention_backward (any seq, spec grid (seq, n_heads, 1)): declares ROWS_PER_WORKGROUP, so a
+//   workgroup takes a tile of 64 queries of one head; pass A finds D, pass B walks the key tiles
+//   again, owns dQ[s,h,*] and adds each key tile's dK and dV, summed over the 64 queries, with
+//   f32 compare-and-swap adds on array<atomic<u32>> (other query tiles and the GQA group share a
+//   slot). Its kernel comment has the layout.
 //
 // Special values: a hidden (masked) pair contributes nothing, not 0 x its value. The kernels only
 // ever sum over visible keys, and the scratch holds exact zeros for hidden pairs (never
@@ -32,11 +34,8 @@
 // skips the scratch's zero entries instead, which also skips a visible P or dS that is exactly 0
 // (an underflowed P); that differs from the other paths only against a NaN or Inf in Q or dO.
 //
-// Reductions go through workgroup memory with barriers (wg_reduce_sum of 00_shared.wgsl, and the
-// row partials below), so they hold for any subgroup size.
-// attention_backward: threads that need a sum over keys for each of head_dim lanes work as
-// WG / head_dim groups of head_dim lanes: group g takes every (WG / head_dim)-th key, and lane d
-// sums the groups at the end.
+// Reductions go through workgroup memory with barriers (the row partials below), so they hold
+// for any subgroup size.
 //
 // The split kernels are tiled as attention_forward is (see 08_attention.wgsl): a 16 x 16 grid of
 // invocations (row, col), chunks of DIM_CHUNK dims in workgroup memory read as vec4 with a padded
@@ -65,42 +64,150 @@ const STRIDE4: u32 = 17u;
 @group(0) @binding(9) var<uniform> params: vec4<f32>;
 @group(0) @binding(10) var<storage, read> seg: array<u32>;
 
-var<workgroup> sh_q: array<f32, 256>;
-var<workgroup> sh_do: array<f32, 256>;
-var<workgroup> sh_p: array<f32, 256>;
-var<workgroup> sh_dp: array<f32, 256>;
-var<workgroup> sh_partial: array<f32, WG>;
+// Queries per workgroup (the host divides the spec's grid x by it) and keys per tile.
+const ROWS_PER_WORKGROUP: u32 = 64u;
+const TILE_KEYS: u32 = 32u;
 
+// K and V of a tile of keys, one chunk of DIM_CHUNK dims: key k's vec4 c (dims c, c + 16,
+// c + 32, c + 48 of the chunk) sits at k * 16 + (c ^ swz(k)). The swizzle puts the four keys
+// one load of the score loop reads (8 g + i for g = 0..3) on distinct banks without padding:
+// the four arrays fill the 32 KiB a CPU adapter allows. The dK/dV step reuses sh_k and sh_v for
+// the partial sums of its second half of rows.
+var<workgroup> sh_k: array<vec4<f32>, 512>;
+var<workgroup> sh_v: array<vec4<f32>, 512>;
+// P and dS of the tile: row r's keys 4 i .. 4 i + 3 in vec4 r * 8 + i. sh_ds first carries the
+// partial sums of D.
+var<workgroup> sh_p: array<vec4<f32>, 512>;
+var<workgroup> sh_ds: array<vec4<f32>, 512>;
 
-// f32 add on a slot that holds f32 bits: retry until no other invocation changed it in between.
-fn atomic_add_dk(i: u32, v: f32) {
-    if (v == 0.0) {
-        return;
-    }
-    var old = atomicLoad(&dK[i]);
-    loop {
-        let res = atomicCompareExchangeWeak(&dK[i], old, bitcast<u32>(bitcast<f32>(old) + v));
-        if (res.exchanged) {
-            break;
-        }
-        old = res.old_value;
-    }
+fn swz(k: u32) -> u32 {
+    return (k >> 3u) & 3u;
 }
 
-fn atomic_add_dv(i: u32, v: f32) {
-    if (v == 0.0) {
-        return;
-    }
-    var old = atomicLoad(&dV[i]);
-    loop {
-        let res = atomicCompareExchangeWeak(&dV[i], old, bitcast<u32>(bitcast<f32>(old) + v));
-        if (res.exchanged) {
-            break;
-        }
-        old = res.old_value;
-    }
+// Elements d, d + 16, d + 32, d + 48 of a row starting at `base`, zero past head_dim (so
+// partial chunks add 0); indices are clamped into the row, so the loads need no branch.
+fn q4(base: u32, d: u32, hd: u32) -> vec4<f32> {
+    let e = base + min(d + vec4<u32>(0u, 16u, 32u, 48u), vec4<u32>(hd - 1u));
+    let v = vec4<f32>(Q[e.x], Q[e.y], Q[e.z], Q[e.w]);
+    return select(vec4<f32>(0.0), v, d + vec4<u32>(0u, 16u, 32u, 48u) < vec4<u32>(hd));
 }
 
+fn do4(base: u32, d: u32, hd: u32) -> vec4<f32> {
+    let e = base + min(d + vec4<u32>(0u, 16u, 32u, 48u), vec4<u32>(hd - 1u));
+    let v = vec4<f32>(dO[e.x], dO[e.y], dO[e.z], dO[e.w]);
+    return select(vec4<f32>(0.0), v, d + vec4<u32>(0u, 16u, 32u, 48u) < vec4<u32>(hd));
+}
+
+fn k4(base: u32, d: u32, hd: u32) -> vec4<f32> {
+    let e = base + min(d + vec4<u32>(0u, 16u, 32u, 48u), vec4<u32>(hd - 1u));
+    let v = vec4<f32>(K[e.x], K[e.y], K[e.z], K[e.w]);
+    return select(vec4<f32>(0.0), v, d + vec4<u32>(0u, 16u, 32u, 48u) < vec4<u32>(hd));
+}
+
+fn v4(base: u32, d: u32, hd: u32) -> vec4<f32> {
+    let e = base + min(d + vec4<u32>(0u, 16u, 32u, 48u), vec4<u32>(hd - 1u));
+    let v = vec4<f32>(V[e.x], V[e.y], V[e.z], V[e.w]);
+    return select(vec4<f32>(0.0), v, d + vec4<u32>(0u, 16u, 32u, 48u) < vec4<u32>(hd));
+}
+
+// K and V of keys kt .. kt + 31 (clamped into the sequence), dims c0 .. c0 + 63 of kv head kvh,
+// into sh_k and sh_v. The leading barrier keeps every earlier read of the four arrays first.
+fn load_kv(kt: u32, c0: u32, kvh: u32, lid: u32) {
+    let hd = dims.w;
+    workgroupBarrier();
+    let c = lid % 16u;
+    for (var half = 0u; half < 2u; half = half + 1u) {
+        let k = lid / 16u + 16u * half;
+        let base = (min(kt + k, dims.x - 1u) * dims.z + kvh) * hd;
+        sh_k[k * 16u + (c ^ swz(k))] = k4(base, c0 + c, hd);
+        sh_v[k * 16u + (c ^ swz(k))] = v4(base, c0 + c, hd);
+    }
+    workgroupBarrier();
+}
+
+// Q.K and dO.V of one query row against keys 8 g .. 8 g + 7 of the tile (a: the first four).
+struct Scores {
+    sa: vec4<f32>,
+    sb: vec4<f32>,
+    pa: vec4<f32>,
+    pb: vec4<f32>,
+}
+
+// One vec4 of dims of Q and dO against keys 8 g .. 8 g + 7 (their vec4s at k + 16 i).
+fn score_step(r: Scores, qv: vec4<f32>, ov: vec4<f32>, k: u32) -> Scores {
+    var o = r;
+    o.sa.x = o.sa.x + dot(qv, sh_k[k]);
+    o.sa.y = o.sa.y + dot(qv, sh_k[k + 16u]);
+    o.sa.z = o.sa.z + dot(qv, sh_k[k + 32u]);
+    o.sa.w = o.sa.w + dot(qv, sh_k[k + 48u]);
+    o.sb.x = o.sb.x + dot(qv, sh_k[k + 64u]);
+    o.sb.y = o.sb.y + dot(qv, sh_k[k + 80u]);
+    o.sb.z = o.sb.z + dot(qv, sh_k[k + 96u]);
+    o.sb.w = o.sb.w + dot(qv, sh_k[k + 112u]);
+    o.pa.x = o.pa.x + dot(ov, sh_v[k]);
+    o.pa.y = o.pa.y + dot(ov, sh_v[k + 16u]);
+    o.pa.z = o.pa.z + dot(ov, sh_v[k + 32u]);
+    o.pa.w = o.pa.w + dot(ov, sh_v[k + 48u]);
+    o.pb.x = o.pb.x + dot(ov, sh_v[k + 64u]);
+    o.pb.y = o.pb.y + dot(ov, sh_v[k + 80u]);
+    o.pb.z = o.pb.z + dot(ov, sh_v[k + 96u]);
+    o.pb.w = o.pb.w + dot(ov, sh_v[k + 112u]);
+    return o;
+}
+
+// This invocation's Q and dO rows (score role) when head_dim <= DIM_CHUNK: loaded once, used by
+// every key tile of both passes, so the score loop reads only workgroup memory.
+var<private> q_row: array<vec4<f32>, 16>;
+var<private> o_row: array<vec4<f32>, 16>;
+
+// The scores of query row q_base against keys kt + 8 g + i, over every chunk of head_dim: Q and
+// dO from q_row / o_row, or (head_dim > DIM_CHUNK) from global memory through the cache. Leaves
+// the last chunk of K and V in sh_k and sh_v.
+fn scores(kt: u32, kvh: u32, q_base: u32, g: u32, lid: u32) -> Scores {
+    let hd = dims.w;
+    var r = Scores(vec4<f32>(0.0), vec4<f32>(0.0), vec4<f32>(0.0), vec4<f32>(0.0));
+    let k0 = 8u * g * 16u;
+    if (hd <= DIM_CHUNK) {
+        load_kv(kt, 0u, kvh, lid);
+        for (var c = 0u; c < CHUNK4; c = c + 1u) {
+            r = score_step(r, q_row[c], o_row[c], k0 + (c ^ g));
+        }
+        return r;
+    }
+    for (var c0 = 0u; c0 < hd; c0 = c0 + DIM_CHUNK) {
+        load_kv(kt, c0, kvh, lid);
+        for (var c = 0u; c < CHUNK4; c = c + 1u) {
+            let qv = q4(q_base, c0 + c, hd);
+            let ov = do4(q_base, c0 + c, hd);
+            r = score_step(r, qv, ov, k0 + (c ^ g));
+        }
+    }
+    return r;
+}
+
+// Which of the four keys j0 .. j0 + 3 query s (first visible key lo) sees.
+fn visible4(j0: u32, lo: u32, s: u32, live: bool) -> vec4<bool> {
+    let j = j0 + vec4<u32>(0u, 1u, 2u, 3u);
+    return (j >= vec4<u32>(lo)) & (j <= vec4<u32>(s)) & vec4<bool>(live);
+}
+
+// x * v where the pair is visible, exactly 0 where hidden (never 0 x a NaN of a hidden key).
+fn masked(x: f32, v: vec4<f32>, vis: bool) -> vec4<f32> {
+    return select(vec4<f32>(0.0), x * v, vis);
+}
+
+// A workgroup owns ROWS_PER_WORKGROUP queries of one head (FlashAttention-2's backward, query
+// side): pass A walks their keys in tiles of TILE_KEYS and sums D = sum_j P dP per row; pass B
+// walks them again and, per tile, (1) recomputes S and dP, invocation (row lid / 4, keys
+// 8 (lid % 4) .. + 7) holding 8 of each in registers, and writes P and dS to workgroup memory;
+// (2) adds dS K into dQ, held in registers (invocation: 4 rows lid / 16 + 16 m, the vec4 of
+// dims lid % 16 + 16 c); (3) sums dS^T Q and P^T dO over the tile's 64 rows for each key (two
+// halves of 32 rows, met in workgroup memory) and adds them to dK and dV with one
+// compare-and-swap per element and tile: the global atomics drop 64-fold against one per
+// query, and the queries sharing a key slot are the other query tiles and the GQA group.
+// head_dim > DIM_CHUNK repeats pass B once per chunk of output dims (the scores over every
+// chunk are recomputed): rare, correct. Every product of a hidden pair is selected away, so a
+// NaN or Inf reaches exactly the gradients of the pairs that see it.
 @compute @workgroup_size(256)
 fn attention_backward(
     @builtin(workgroup_id) wid: vec3<u32>,
@@ -110,85 +217,495 @@ fn attention_backward(
     let n_heads = dims.y;
     let n_kv = dims.z;
     let hd = dims.w;
-    let s = wid.x;
+    let n_tiles = (seq_len + ROWS_PER_WORKGROUP - 1u) / ROWS_PER_WORKGROUP;
     let h = wid.y;
     // Uniform per workgroup, so returning here keeps every later barrier in uniform control flow.
-    if (s >= seq_len || h >= n_heads || n_kv == 0u || hd == 0u || hd > MAX_HEAD_DIM) {
+    if (wid.x >= n_tiles || h >= n_heads || n_kv == 0u || hd == 0u || hd > MAX_HEAD_DIM) {
         return;
     }
+    // The last query tiles see the most keys: they take the first workgroups.
+    let q0 = (n_tiles - 1u - wid.x) * ROWS_PER_WORKGROUP;
+    let q_last = min(q0 + ROWS_PER_WORKGROUP, seq_len) - 1u;
     let kvh = h / (n_heads / n_kv);
     let scale = params.x;
-    let q_base = (s * n_heads + h) * hd;
-    if (lid < hd) {
-        sh_q[lid] = Q[q_base + lid];
-        sh_do[lid] = dO[q_base + lid];
+    // The tile's first visible key: the smallest lo of its queries (the same in every invocation),
+    // and the largest lo: a key tile of [lo_max, q0] is visible to every query of the tile.
+    var k_lo = q_last;
+    var lo_max = 0u;
+    for (var r = q0; r <= q_last; r = r + 1u) {
+        k_lo = min(k_lo, min(seg[r], r));
+        lo_max = max(lo_max, min(seg[r], r));
     }
-    let lse = LSE[s * n_heads + h];
-    let lo = min(seg[s], s);
-    workgroupBarrier();
+    let all_rows = q0 + ROWS_PER_WORKGROUP <= seq_len;
 
-    // Pass A: D = sum_j P dP over every visible key.
+    // Score role: row lid / 4, keys 8 g .. 8 g + 7 of each tile.
+    let g = lid % 4u;
+    let s = q0 + lid / 4u;
+    let live = s < seq_len;
+    let sq = min(s, q_last);
+    let lo = min(seg[sq], sq);
+    let lse = LSE[sq * n_heads + h];
+    let q_base = (sq * n_heads + h) * hd;
+    if (hd <= DIM_CHUNK) {
+        for (var c = 0u; c < CHUNK4; c = c + 1u) {
+            q_row[c] = q4(q_base, c, hd);
+            o_row[c] = do4(q_base, c, hd);
+        }
+    }
+
+    // Pass A: D = sum_j P dP over the visible keys.
     var d_part = 0.0;
-    for (var j = lo + lid; j <= s; j = j + WG) {
-        let kv_base = (j * n_kv + kvh) * hd;
-        var qk = 0.0;
-        var dov = 0.0;
-        for (var d = 0u; d < hd; d = d + 1u) {
-            qk = qk + sh_q[d] * K[kv_base + d];
-            dov = dov + sh_do[d] * V[kv_base + d];
-        }
-        d_part = d_part + exp(qk * scale - lse) * dov;
+    for (var kt = k_lo; kt <= q_last; kt = kt + TILE_KEYS) {
+        let sc = scores(kt, kvh, q_base, g, lid);
+        let j0 = kt + 8u * g;
+        let va = visible4(j0, lo, s, live);
+        let vb = visible4(j0 + 4u, lo, s, live);
+        let pa = exp(sc.sa * scale - lse);
+        let pb = exp(sc.sb * scale - lse);
+        let terms = select(vec4<f32>(0.0), pa * sc.pa, va) + select(vec4<f32>(0.0), pb * sc.pb, vb);
+        d_part = d_part + terms.x + terms.y + terms.z + terms.w;
     }
-    let big_d = wg_reduce_sum(d_part, lid);
-
-    // Pass B: recompute P and dP block by block, now that D is known.
-    let groups = WG / hd;
-    let g = lid / hd;
-    let lane = lid % hd;
-    var dq_acc = 0.0;
-    for (var blk = lo; blk <= s; blk = blk + WG) {
-        let j = blk + lid;
-        var p = 0.0;
-        var ds = 0.0;
-        if (j <= s) {
-            let kv_base = (j * n_kv + kvh) * hd;
-            var qk = 0.0;
-            var dov = 0.0;
-            for (var d = 0u; d < hd; d = d + 1u) {
-                qk = qk + sh_q[d] * K[kv_base + d];
-                dov = dov + sh_do[d] * V[kv_base + d];
-            }
-            p = exp(qk * scale - lse);
-            ds = scale * p * (dov - big_d);
-        }
-        sh_p[lid] = p;
-        sh_dp[lid] = ds;
-        workgroupBarrier();
-        let n_blk = min(WG, s + 1u - blk);
-        if (g < groups) {
-            for (var t = g; t < n_blk; t = t + groups) {
-                dq_acc = dq_acc + sh_dp[t] * K[((blk + t) * n_kv + kvh) * hd + lane];
-            }
-        }
-        // Consecutive invocations take consecutive (key, d) slots of this block.
-        for (var e = lid; e < n_blk * hd; e = e + WG) {
-            let t = e / hd;
-            let d = e % hd;
-            let kv_i = ((blk + t) * n_kv + kvh) * hd + d;
-            atomic_add_dk(kv_i, sh_dp[t] * sh_q[d]);
-            atomic_add_dv(kv_i, sh_p[t] * sh_do[d]);
-        }
-        // sh_p and sh_dp are rewritten by the next block.
-        workgroupBarrier();
-    }
-    sh_partial[lid] = dq_acc;
     workgroupBarrier();
-    if (lid < hd) {
-        var total = 0.0;
-        for (var gg = 0u; gg < groups; gg = gg + 1u) {
-            total = total + sh_partial[gg * hd + lid];
+    sh_ds[lid] = vec4<f32>(d_part, 0.0, 0.0, 0.0);
+    workgroupBarrier();
+    let row4 = lid & ~3u;
+    let big_d = sh_ds[row4].x + sh_ds[row4 + 1u].x + sh_ds[row4 + 2u].x + sh_ds[row4 + 3u].x;
+
+    // dQ role: rows lid / 16 + 16 m (m = 0..3), vec4 c of a chunk.
+    let c = lid % 16u;
+    let rq = lid / 16u;
+    // dK/dV role: rows 32 half .. 32 half + 31, keys 4 kq .. 4 kq + 3, vec4 c.
+    let half = lid / 128u;
+    let kq = (lid % 128u) / 16u;
+    let rs = q0 + rq + vec4<u32>(0u, 16u, 32u, 48u);
+    let rlo = min(vec4<u32>(seg[min(rs.x, q_last)], seg[min(rs.y, q_last)],
+        seg[min(rs.z, q_last)], seg[min(rs.w, q_last)]), rs);
+
+    // Pass B, once per chunk of output dims. Its key tiles are walked from the diagonal down
+    // (neighbouring query tiles, which run at the same time, stay two key tiles apart), and the
+    // heads of a GQA group start n_kt / group tiles apart: fewer workgroups add to one dK/dV
+    // slot at once (walking every tile up from k_lo had them all contend for the first ones).
+    let n_kt = (q_last - k_lo) / TILE_KEYS + 1u;
+    let group = n_heads / n_kv;
+    let rot = (h % group) * n_kt / group;
+    for (var c0 = 0u; c0 < hd; c0 = c0 + DIM_CHUNK) {
+        var dq0 = vec4<f32>(0.0);
+        var dq1 = vec4<f32>(0.0);
+        var dq2 = vec4<f32>(0.0);
+        var dq3 = vec4<f32>(0.0);
+        for (var m = 0u; m < n_kt; m = m + 1u) {
+            let kt = k_lo + ((n_kt - 1u - m + n_kt - rot) % n_kt) * TILE_KEYS;
+            // (1) P and dS of this tile.
+            let sc = scores(kt, kvh, q_base, g, lid);
+            let j0 = kt + 8u * g;
+            let va = visible4(j0, lo, s, live);
+            let vb = visible4(j0 + 4u, lo, s, live);
+            let pa = select(vec4<f32>(0.0), exp(sc.sa * scale - lse), va);
+            let pb = select(vec4<f32>(0.0), exp(sc.sb * scale - lse), vb);
+            let r8 = (lid / 4u) * 8u + 2u * g;
+            sh_p[r8] = pa;
+            sh_p[r8 + 1u] = pb;
+            sh_ds[r8] = select(vec4<f32>(0.0), scale * pa * (sc.pa - big_d), va);
+            sh_ds[r8 + 1u] = select(vec4<f32>(0.0), scale * pb * (sc.pb - big_d), vb);
+            if (hd > DIM_CHUNK) {
+                // The scores left the last chunk of K: this pass needs chunk c0.
+                load_kv(kt, c0, kvh, lid);
+            } else {
+                workgroupBarrier();
+            }
+            // Every query of the tile sees every key of this key tile: no masks (uniform).
+            let full = all_rows && kt >= lo_max && kt + TILE_KEYS - 1u <= q0;
+            // (2) dQ += dS K, four keys at a time.
+            for (var t = 0u; t < TILE_KEYS; t = t + 4u) {
+                let x = c ^ swz(t);
+                let ka = sh_k[t * 16u + x];
+                let kb = sh_k[(t + 1u) * 16u + x];
+                let kc = sh_k[(t + 2u) * 16u + x];
+                let kd = sh_k[(t + 3u) * 16u + x];
+                let d0 = sh_ds[rq * 8u + t / 4u];
+                let d1 = sh_ds[(rq + 16u) * 8u + t / 4u];
+                let d2 = sh_ds[(rq + 32u) * 8u + t / 4u];
+                let d3 = sh_ds[(rq + 48u) * 8u + t / 4u];
+                if (full) {
+                    dq0 = dq0 + d0.x * ka + d0.y * kb + d0.z * kc + d0.w * kd;
+                    dq1 = dq1 + d1.x * ka + d1.y * kb + d1.z * kc + d1.w * kd;
+                    dq2 = dq2 + d2.x * ka + d2.y * kb + d2.z * kc + d2.w * kd;
+                    dq3 = dq3 + d3.x * ka + d3.y * kb + d3.z * kc + d3.w * kd;
+                } else {
+                    let v0 = visible4(kt + t, rlo.x, rs.x, true);
+                    let v1 = visible4(kt + t, rlo.y, rs.y, true);
+                    let v2 = visible4(kt + t, rlo.z, rs.z, true);
+                    let v3 = visible4(kt + t, rlo.w, rs.w, true);
+                    dq0 = dq0 + masked(d0.x, ka, v0.x) + masked(d0.y, kb, v0.y)
+                        + masked(d0.z, kc, v0.z) + masked(d0.w, kd, v0.w);
+                    dq1 = dq1 + masked(d1.x, ka, v1.x) + masked(d1.y, kb, v1.y)
+                        + masked(d1.z, kc, v1.z) + masked(d1.w, kd, v1.w);
+                    dq2 = dq2 + masked(d2.x, ka, v2.x) + masked(d2.y, kb, v2.y)
+                        + masked(d2.z, kc, v2.z) + masked(d2.w, kd, v2.w);
+                    dq3 = dq3 + masked(d3.x, ka, v3.x) + masked(d3.y, kb, v3.y)
+                        + masked(d3.z, kc, v3.z) + masked(d3.w, kd, v3.w);
+                }
+            }
+            // (3) dK and dV of keys 4 kq .. 4 kq + 3 over this half's rows.
+            var dk0 = vec4<f32>(0.0);
+            var dk1 = vec4<f32>(0.0);
+            var dk2 = vec4<f32>(0.0);
+            var dk3 = vec4<f32>(0.0);
+            var dv0 = vec4<f32>(0.0);
+            var dv1 = vec4<f32>(0.0);
+            var dv2 = vec4<f32>(0.0);
+            var dv3 = vec4<f32>(0.0);
+            let r_end = min(32u * half + 32u, q_last + 1u - q0);
+            for (var r = 32u * half; r < r_end; r = r + 1u) {
+                let sr = q0 + r;
+                let base = (sr * n_heads + h) * hd;
+                let qv = q4(base, c0 + c, hd);
+                let ov = do4(base, c0 + c, hd);
+                let dsv = sh_ds[r * 8u + kq];
+                let pv = sh_p[r * 8u + kq];
+                if (full) {
+                    dk0 = dk0 + dsv.x * qv;
+                    dk1 = dk1 + dsv.y * qv;
+                    dk2 = dk2 + dsv.z * qv;
+                    dk3 = dk3 + dsv.w * qv;
+                    dv0 = dv0 + pv.x * ov;
+                    dv1 = dv1 + pv.y * ov;
+                    dv2 = dv2 + pv.z * ov;
+                    dv3 = dv3 + pv.w * ov;
+                } else {
+                    let vis = visible4(kt + 4u * kq, min(seg[sr], sr), sr, true);
+                    dk0 = dk0 + masked(dsv.x, qv, vis.x);
+                    dk1 = dk1 + masked(dsv.y, qv, vis.y);
+                    dk2 = dk2 + masked(dsv.z, qv, vis.z);
+                    dk3 = dk3 + masked(dsv.w, qv, vis.w);
+                    dv0 = dv0 + masked(pv.x, ov, vis.x);
+                    dv1 = dv1 + masked(pv.y, ov, vis.y);
+                    dv2 = dv2 + masked(pv.z, ov, vis.z);
+                    dv3 = dv3 + masked(pv.w, ov, vis.w);
+                }
+            }
+            workgroupBarrier();
+            // Half 0 adds the tile's dK, half 1 its dV: each takes the other half's partial sums.
+            let o = (lid % 128u) * 4u;
+            if (half == 1u) {
+                sh_k[o] = dk0;
+                sh_k[o + 1u] = dk1;
+                sh_k[o + 2u] = dk2;
+                sh_k[o + 3u] = dk3;
+            } else {
+                sh_v[o] = dv0;
+                sh_v[o + 1u] = dv1;
+                sh_v[o + 2u] = dv2;
+                sh_v[o + 3u] = dv3;
+            }
+            workgroupBarrier();
+            let j = kt + 4u * kq;
+            if (half == 0u) {
+                add_keys_dk(j, kvh, c0 + c, dk0 + sh_k[o], dk1 + sh_k[o + 1u],
+                    dk2 + sh_k[o + 2u], dk3 + sh_k[o + 3u]);
+            } else {
+                add_keys_dv(j, kvh, c0 + c, dv0 + sh_v[o], dv1 + sh_v[o + 1u],
+                    dv2 + sh_v[o + 2u], dv3 + sh_v[o + 3u]);
+            }
         }
-        dQ[q_base + lid] = dQ[q_base + lid] + total;
+        add_dq(rs.x, h, c0 + c, dq0);
+        add_dq(rs.y, h, c0 + c, dq1);
+        add_dq(rs.z, h, c0 + c, dq2);
+        add_dq(rs.w, h, c0 + c, dq3);
+    }
+}
+
+// Adds the vec4 of dims d, d + 16, d + 32, d + 48 of query s's dQ row of head h (owned: no
+// atomics; none past the sequence or head_dim).
+fn add_dq(s: u32, h: u32, d: u32, acc: vec4<f32>) {
+    let hd = dims.w;
+    if (s >= dims.x) {
+        return;
+    }
+    let o = (s * dims.y + h) * hd + d;
+    if (d < hd) { dQ[o] = dQ[o] + acc.x; }
+    if (d + 16u < hd) { dQ[o + 16u] = dQ[o + 16u] + acc.y; }
+    if (d + 32u < hd) { dQ[o + 32u] = dQ[o + 32u] + acc.z; }
+    if (d + 48u < hd) { dQ[o + 48u] = dQ[o + 48u] + acc.w; }
+}
+
+// Element offsets of dims d, d + 16, d + 32, d + 48 of key j's dK/dV row, and which of them
+// exist (inside the sequence and head_dim).
+fn lanes(j: u32, kvh: u32, d: u32) -> vec4<u32> {
+    return vec4<u32>((j * dims.z + kvh) * dims.w + d) + vec4<u32>(0u, 16u, 32u, 48u);
+}
+
+// Not +0 or -0, from the bits: `v != 0.0` may compile to an ordered compare, false for NaN.
+fn nonzero4(v: vec4<f32>) -> vec4<bool> {
+    return (bitcast<vec4<u32>>(v) & vec4<u32>(0x7fffffffu)) != vec4<u32>(0u);
+}
+
+fn lanes_ok(j: u32, d: u32) -> vec4<bool> {
+    let dd = vec4<u32>(d) + vec4<u32>(0u, 16u, 32u, 48u);
+    return (dd < vec4<u32>(dims.w)) & vec4<bool>(j < dims.x);
+}
+
+// Adds v_k to the lanes of key j + k (k = 0..3) of dK, as f32 compare-and-swap on the bits. The
+// sixteen loads, then each round's sixteen compare-and-swaps, are issued before any result is
+// looked at, so their round trips to L2 overlap (one add after another waited out 32 round
+// trips per invocation and key tile). A zero is not added (x + 0 would only turn -0 into +0);
+// a lane that is not added still loads an element that exists, and never writes it.
+fn add_keys_dk(
+    j: u32,
+    kvh: u32,
+    d: u32,
+    v0: vec4<f32>,
+    v1: vec4<f32>,
+    v2: vec4<f32>,
+    v3: vec4<f32>,
+) {
+    let last = arrayLength(&dK) - 1u;
+    let i0 = min(lanes(j + 0u, kvh, d), vec4<u32>(last));
+    let i1 = min(lanes(j + 1u, kvh, d), vec4<u32>(last));
+    let i2 = min(lanes(j + 2u, kvh, d), vec4<u32>(last));
+    let i3 = min(lanes(j + 3u, kvh, d), vec4<u32>(last));
+    var t0 = lanes_ok(j + 0u, d) & nonzero4(v0);
+    var t1 = lanes_ok(j + 1u, d) & nonzero4(v1);
+    var t2 = lanes_ok(j + 2u, d) & nonzero4(v2);
+    var t3 = lanes_ok(j + 3u, d) & nonzero4(v3);
+    var o0 = vec4<u32>(atomicLoad(&dK[i0.x]), atomicLoad(&dK[i0.y]), atomicLoad(&dK[i0.z]),
+        atomicLoad(&dK[i0.w]));
+    var o1 = vec4<u32>(atomicLoad(&dK[i1.x]), atomicLoad(&dK[i1.y]), atomicLoad(&dK[i1.z]),
+        atomicLoad(&dK[i1.w]));
+    var o2 = vec4<u32>(atomicLoad(&dK[i2.x]), atomicLoad(&dK[i2.y]), atomicLoad(&dK[i2.z]),
+        atomicLoad(&dK[i2.w]));
+    var o3 = vec4<u32>(atomicLoad(&dK[i3.x]), atomicLoad(&dK[i3.y]), atomicLoad(&dK[i3.z]),
+        atomicLoad(&dK[i3.w]));
+    loop {
+        if (!any(t0 | t1 | t2 | t3)) {
+            break;
+        }
+        if (t0.x) {
+            let r = atomicCompareExchangeWeak(
+                &dK[i0.x], o0.x, bitcast<u32>(bitcast<f32>(o0.x) + v0.x));
+            t0.x = !r.exchanged;
+            o0.x = r.old_value;
+        }
+        if (t0.y) {
+            let r = atomicCompareExchangeWeak(
+                &dK[i0.y], o0.y, bitcast<u32>(bitcast<f32>(o0.y) + v0.y));
+            t0.y = !r.exchanged;
+            o0.y = r.old_value;
+        }
+        if (t0.z) {
+            let r = atomicCompareExchangeWeak(
+                &dK[i0.z], o0.z, bitcast<u32>(bitcast<f32>(o0.z) + v0.z));
+            t0.z = !r.exchanged;
+            o0.z = r.old_value;
+        }
+        if (t0.w) {
+            let r = atomicCompareExchangeWeak(
+                &dK[i0.w], o0.w, bitcast<u32>(bitcast<f32>(o0.w) + v0.w));
+            t0.w = !r.exchanged;
+            o0.w = r.old_value;
+        }
+        if (t1.x) {
+            let r = atomicCompareExchangeWeak(
+                &dK[i1.x], o1.x, bitcast<u32>(bitcast<f32>(o1.x) + v1.x));
+            t1.x = !r.exchanged;
+            o1.x = r.old_value;
+        }
+        if (t1.y) {
+            let r = atomicCompareExchangeWeak(
+                &dK[i1.y], o1.y, bitcast<u32>(bitcast<f32>(o1.y) + v1.y));
+            t1.y = !r.exchanged;
+            o1.y = r.old_value;
+        }
+        if (t1.z) {
+            let r = atomicCompareExchangeWeak(
+                &dK[i1.z], o1.z, bitcast<u32>(bitcast<f32>(o1.z) + v1.z));
+            t1.z = !r.exchanged;
+            o1.z = r.old_value;
+        }
+        if (t1.w) {
+            let r = atomicCompareExchangeWeak(
+                &dK[i1.w], o1.w, bitcast<u32>(bitcast<f32>(o1.w) + v1.w));
+            t1.w = !r.exchanged;
+            o1.w = r.old_value;
+        }
+        if (t2.x) {
+            let r = atomicCompareExchangeWeak(
+                &dK[i2.x], o2.x, bitcast<u32>(bitcast<f32>(o2.x) + v2.x));
+            t2.x = !r.exchanged;
+            o2.x = r.old_value;
+        }
+        if (t2.y) {
+            let r = atomicCompareExchangeWeak(
+                &dK[i2.y], o2.y, bitcast<u32>(bitcast<f32>(o2.y) + v2.y));
+            t2.y = !r.exchanged;
+            o2.y = r.old_value;
+        }
+        if (t2.z) {
+            let r = atomicCompareExchangeWeak(
+                &dK[i2.z], o2.z, bitcast<u32>(bitcast<f32>(o2.z) + v2.z));
+            t2.z = !r.exchanged;
+            o2.z = r.old_value;
+        }
+        if (t2.w) {
+            let r = atomicCompareExchangeWeak(
+                &dK[i2.w], o2.w, bitcast<u32>(bitcast<f32>(o2.w) + v2.w));
+            t2.w = !r.exchanged;
+            o2.w = r.old_value;
+        }
+        if (t3.x) {
+            let r = atomicCompareExchangeWeak(
+                &dK[i3.x], o3.x, bitcast<u32>(bitcast<f32>(o3.x) + v3.x));
+            t3.x = !r.exchanged;
+            o3.x = r.old_value;
+        }
+        if (t3.y) {
+            let r = atomicCompareExchangeWeak(
+                &dK[i3.y], o3.y, bitcast<u32>(bitcast<f32>(o3.y) + v3.y));
+            t3.y = !r.exchanged;
+            o3.y = r.old_value;
+        }
+        if (t3.z) {
+            let r = atomicCompareExchangeWeak(
+                &dK[i3.z], o3.z, bitcast<u32>(bitcast<f32>(o3.z) + v3.z));
+            t3.z = !r.exchanged;
+            o3.z = r.old_value;
+        }
+        if (t3.w) {
+            let r = atomicCompareExchangeWeak(
+                &dK[i3.w], o3.w, bitcast<u32>(bitcast<f32>(o3.w) + v3.w));
+            t3.w = !r.exchanged;
+            o3.w = r.old_value;
+        }
+    }
+}
+
+// add_keys_dk for dV.
+fn add_keys_dv(
+    j: u32,
+    kvh: u32,
+    d: u32,
+    v0: vec4<f32>,
+    v1: vec4<f32>,
+    v2: vec4<f32>,
+    v3: vec4<f32>,
+) {
+    let last = arrayLength(&dV) - 1u;
+    let i0 = min(lanes(j + 0u, kvh, d), vec4<u32>(last));
+    let i1 = min(lanes(j + 1u, kvh, d), vec4<u32>(last));
+    let i2 = min(lanes(j + 2u, kvh, d), vec4<u32>(last));
+    let i3 = min(lanes(j + 3u, kvh, d), vec4<u32>(last));
+    var t0 = lanes_ok(j + 0u, d) & nonzero4(v0);
+    var t1 = lanes_ok(j + 1u, d) & nonzero4(v1);
+    var t2 = lanes_ok(j + 2u, d) & nonzero4(v2);
+    var t3 = lanes_ok(j + 3u, d) & nonzero4(v3);
+    var o0 = vec4<u32>(atomicLoad(&dV[i0.x]), atomicLoad(&dV[i0.y]), atomicLoad(&dV[i0.z]),
+        atomicLoad(&dV[i0.w]));
+    var o1 = vec4<u32>(atomicLoad(&dV[i1.x]), atomicLoad(&dV[i1.y]), atomicLoad(&dV[i1.z]),
+        atomicLoad(&dV[i1.w]));
+    var o2 = vec4<u32>(atomicLoad(&dV[i2.x]), atomicLoad(&dV[i2.y]), atomicLoad(&dV[i2.z]),
+        atomicLoad(&dV[i2.w]));
+    var o3 = vec4<u32>(atomicLoad(&dV[i3.x]), atomicLoad(&dV[i3.y]), atomicLoad(&dV[i3.z]),
+        atomicLoad(&dV[i3.w]));
+    loop {
+        if (!any(t0 | t1 | t2 | t3)) {
+            break;
+        }
+        if (t0.x) {
+            let r = atomicCompareExchangeWeak(
+                &dV[i0.x], o0.x, bitcast<u32>(bitcast<f32>(o0.x) + v0.x));
+            t0.x = !r.exchanged;
+            o0.x = r.old_value;
+        }
+        if (t0.y) {
+            let r = atomicCompareExchangeWeak(
+                &dV[i0.y], o0.y, bitcast<u32>(bitcast<f32>(o0.y) + v0.y));
+            t0.y = !r.exchanged;
+            o0.y = r.old_value;
+        }
+        if (t0.z) {
+            let r = atomicCompareExchangeWeak(
+                &dV[i0.z], o0.z, bitcast<u32>(bitcast<f32>(o0.z) + v0.z));
+            t0.z = !r.exchanged;
+            o0.z = r.old_value;
+        }
+        if (t0.w) {
+            let r = atomicCompareExchangeWeak(
+                &dV[i0.w], o0.w, bitcast<u32>(bitcast<f32>(o0.w) + v0.w));
+            t0.w = !r.exchanged;
+            o0.w = r.old_value;
+        }
+        if (t1.x) {
+            let r = atomicCompareExchangeWeak(
+                &dV[i1.x], o1.x, bitcast<u32>(bitcast<f32>(o1.x) + v1.x));
+            t1.x = !r.exchanged;
+            o1.x = r.old_value;
+        }
+        if (t1.y) {
+            let r = atomicCompareExchangeWeak(
+                &dV[i1.y], o1.y, bitcast<u32>(bitcast<f32>(o1.y) + v1.y));
+            t1.y = !r.exchanged;
+            o1.y = r.old_value;
+        }
+        if (t1.z) {
+            let r = atomicCompareExchangeWeak(
+                &dV[i1.z], o1.z, bitcast<u32>(bitcast<f32>(o1.z) + v1.z));
+            t1.z = !r.exchanged;
+            o1.z = r.old_value;
+        }
+        if (t1.w) {
+            let r = atomicCompareExchangeWeak(
+                &dV[i1.w], o1.w, bitcast<u32>(bitcast<f32>(o1.w) + v1.w));
+            t1.w = !r.exchanged;
+            o1.w = r.old_value;
+        }
+        if (t2.x) {
+            let r = atomicCompareExchangeWeak(
+                &dV[i2.x], o2.x, bitcast<u32>(bitcast<f32>(o2.x) + v2.x));
+            t2.x = !r.exchanged;
+            o2.x = r.old_value;
+        }
+        if (t2.y) {
+            let r = atomicCompareExchangeWeak(
+                &dV[i2.y], o2.y, bitcast<u32>(bitcast<f32>(o2.y) + v2.y));
+            t2.y = !r.exchanged;
+            o2.y = r.old_value;
+        }
+        if (t2.z) {
+            let r = atomicCompareExchangeWeak(
+                &dV[i2.z], o2.z, bitcast<u32>(bitcast<f32>(o2.z) + v2.z));
+            t2.z = !r.exchanged;
+            o2.z = r.old_value;
+        }
+        if (t2.w) {
+            let r = atomicCompareExchangeWeak(
+                &dV[i2.w], o2.w, bitcast<u32>(bitcast<f32>(o2.w) + v2.w));
+            t2.w = !r.exchanged;
+            o2.w = r.old_value;
+        }
+        if (t3.x) {
+            let r = atomicCompareExchangeWeak(
+                &dV[i3.x], o3.x, bitcast<u32>(bitcast<f32>(o3.x) + v3.x));
+            t3.x = !r.exchanged;
+            o3.x = r.old_value;
+        }
+        if (t3.y) {
+            let r = atomicCompareExchangeWeak(
+                &dV[i3.y], o3.y, bitcast<u32>(bitcast<f32>(o3.y) + v3.y));
+            t3.y = !r.exchanged;
+            o3.y = r.old_value;
+        }
+        if (t3.z) {
+            let r = atomicCompareExchangeWeak(
+                &dV[i3.z], o3.z, bitcast<u32>(bitcast<f32>(o3.z) + v3.z));
+            t3.z = !r.exchanged;
+            o3.z = r.old_value;
+        }
+        if (t3.w) {
+            let r = atomicCompareExchangeWeak(
+                &dV[i3.w], o3.w, bitcast<u32>(bitcast<f32>(o3.w) + v3.w));
+            t3.w = !r.exchanged;
+            o3.w = r.old_value;
+        }
     }
 }
 

@@ -193,7 +193,10 @@ def _bwd_inputs(dims: Dims, seed: int) -> dict[str, np.ndarray]:
     return _saved_inputs("attention_backward", dims, seed)
 
 
-def _bwd_grads(dims: Dims, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+def _bwd_grads(
+    dims: Dims, inputs: dict[str, np.ndarray], keep_p: bool = False
+) -> dict[str, np.ndarray]:
+    """The float64 gradients; with `keep_p` also the P and dS scratch (seq <= 1024 only)."""
     return ref.attention_backward(
         inputs["Q"],
         inputs["K"],
@@ -202,6 +205,7 @@ def _bwd_grads(dims: Dims, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarra
         inputs["LSE"],
         inputs["seg"],
         _scale(dims),
+        keep_p=keep_p,
     )
 
 
@@ -232,7 +236,7 @@ def _short_inputs(dims: Dims, seed: int) -> dict[str, np.ndarray]:
 
 
 def _short_reference(dims: Dims, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-    g = _bwd_grads(dims, inputs)
+    g = _bwd_grads(dims, inputs, keep_p=True)
     return {"dQ": g["dQ"], "P_scratch": g["P"], "dS_scratch": g["dS"]}
 
 
@@ -256,7 +260,7 @@ def _dkdv_buffers(dims: Dims) -> dict[str, Buffer]:
 
 def _dkdv_inputs(dims: Dims, seed: int) -> dict[str, np.ndarray]:
     saved = _saved_inputs("attention_backward_short_dKdV", dims, seed)
-    g = _bwd_grads(dims, saved)
+    g = _bwd_grads(dims, saved, keep_p=True)
     return {
         "Q": saved["Q"],
         "dO": saved["dO"],
@@ -383,7 +387,14 @@ def _saved_scratch(dims: Dims, arrays: Arrays) -> dict[str, np.ndarray]:
     """P and dS as attention_backward_short leaves them for these Q, K, V, dO (f32)."""
     lse = _saved_lse(dims, arrays)["LSE"]
     g = ref.attention_backward(
-        arrays["Q"], arrays["K"], arrays["V"], arrays["dO"], lse, arrays["seg"], _scale(dims)
+        arrays["Q"],
+        arrays["K"],
+        arrays["V"],
+        arrays["dO"],
+        lse,
+        arrays["seg"],
+        _scale(dims),
+        keep_p=True,
     )
     return {"P_scratch": g["P"].astype(np.float32), "dS_scratch": g["dS"].astype(np.float32)}
 
@@ -428,7 +439,7 @@ SPECS = [
         cost=_fwd_cost,
         special=_FWD_SPECIAL,
         doc="Causal GQA softmax attention with a document mask; streaming online softmax over "
-        "tiles of 32 keys, one workgroup per tile of 16 queries of one head (the spec's grid, one "
+        "tiles of 32 keys, one workgroup per tile of 64 queries of one head (the spec's grid, one "
         "workgroup per (s, h), divided by the kernel's ROWS_PER_WORKGROUP). Writes O and the "
         "natural-log LSE of the scaled, masked scores.",
     ),
@@ -449,15 +460,19 @@ SPECS = [
         inputs=_bwd_inputs,
         uniforms=_uniforms,
         grid=_query_grid,
+        per_element_grid=True,
+        grid_divisor=ROWS,
         outputs=("dQ", "dK", "dV"),
         zeroed=("dQ", "dK", "dV"),
         reference=_bwd_reference,
         tolerances={"dQ": _SUM_TOL, "dK": _SUM_TOL, "dV": _SUM_TOL},
         cost=_bwd_cost,
         special={name: _GRAD_SPECIAL for name in ("dQ", "dK", "dV")},
-        doc="Streaming attention backward for any seq: one workgroup per (s, h), two passes over "
-        "key blocks of 256 (D, then dS), dQ owned, dK/dV added with f32 CAS atomics (their "
-        "order of adds varies from run to run). Gradients add to dQ/dK/dV, zeroed here.",
+        doc="Streaming attention backward for any seq: one workgroup per tile of 64 queries of one "
+        "head (the spec's grid, one per (s, h), divided by ROWS_PER_WORKGROUP), two passes over "
+        "tiles of 32 keys (D, then dS), dQ owned, each key tile's dK/dV summed over the 64 "
+        "queries in workgroup memory and added with one f32 CAS atomic per element (their order "
+        "of adds varies from run to run). Gradients add to dQ/dK/dV, zeroed here.",
     ),
     KernelSpec(
         name="attention_backward_short",

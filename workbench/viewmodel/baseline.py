@@ -46,7 +46,7 @@ class RunEntry:
     def label(self, snapshot: bool = False) -> str:
         """`#3 seq=4 d_ff=64 seed 0 · pass · 71.0 µs`."""
         ok = self.run.ok
-        verdict = "ran" if ok is None else ("pass" if ok else "FAIL")
+        verdict = "ran" if ok is None else ("pass" if ok else self.run.verdict.word)
         parts = [f"#{self.number}", case_text(self.run), verdict]
         timing = self.run.timing
         if timing is not None and timing.samples_ms:

@@ -99,6 +99,8 @@ class BufferView(Vertical):
         stats = Text(
             f"{s['count']:,} elements  min {fmt_num(s['min'])}  max {fmt_num(s['max'])}  "
             f"mean {fmt_num(s['mean'])}  nan {s['nan']}  inf {s['inf']}"
+            if "min" in s
+            else f"{s['count']:,} elements"
         )
         if problem:
             stats.append(f"   slice: {problem}", style="bold red")

@@ -111,7 +111,8 @@ def _run_text(
         text.append(" PASS ", style=style("pass"))
         text.append(" ")
     else:
-        text.append(" FAIL ", style=style("fail"))
+        # FAIL, or what was missing (NO_WORK, EMPTY, NOTHING_COMPARED): never a pass.
+        text.append(f" {run.verdict.word} ", style=style("fail"))
         text.append(" ")
     for name, c in run.compare.items():
         text.append(*(("✓ ", style("good")) if c.ok else ("✗ ", style("bad"))))
