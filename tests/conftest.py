@@ -18,6 +18,9 @@ os.environ["WORKBENCH_CONFIG"] = os.path.join(
     tempfile.mkdtemp(prefix="workbench-config-"), "config.toml"
 )
 
+# The adapters' measured limits (workbench.gpu.canaries) are cached per run, not in the user's cache.
+os.environ["XDG_CACHE_HOME"] = tempfile.mkdtemp(prefix="workbench-cache-")
+
 from workbench.session import Session  # noqa: E402
 
 # What wgpu-native and Mesa print when their output is not kept from the terminal.

@@ -186,7 +186,10 @@ def plan_case(
             f"({problem}): it runs ad hoc, without the shipped reference"
         )
     values = _override_values(k, spec, overrides or {})
-    ep = k.resolved(values) or ep
+    resolved = k.resolved(values)
+    if values and resolved is None:
+        raise UserError(f"{k.file}:{k.name}: {k.override_problem(values)}")
+    ep = resolved or ep
     if ep.needs:
         name = ep.needs[0]
         raise UserError(

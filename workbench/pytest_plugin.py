@@ -75,15 +75,40 @@ def pytest_configure(config: pytest.Config) -> None:
         config.args.extend(str(f) for f in folders if str(f) not in config.args)
 
 
-def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
-    folders = parent.config.stash.get(_FOLDERS, [])
-    if file_path.suffix != ".toml" or not any(file_path.is_relative_to(f) for f in folders):
-        return None
-    from workbench.fixtures.manifest import looks_like_fixture
+# pytest walks folders with one nested collector per level, and a tree 1,000 folders deep ends in
+# its RecursionError; below this many levels a fixtures folder holds its manifests directly.
+FLAT_BELOW = 32
 
-    if not looks_like_fixture(file_path):
-        return None  # a TOML file beside the fixtures that is not one (a config, say)
-    return FixtureFile.from_parent(parent, path=file_path)
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collect_directory(path: Path, parent: pytest.Collector) -> pytest.Collector | None:
+    if path in parent.config.stash.get(_FOLDERS, []):
+        return FixtureFolder.from_parent(parent, path=path)
+    return None
+
+
+class FixtureFolder(pytest.Directory):
+    """A fixtures folder, or a folder below one that holds fixtures: its manifests and its
+    subfolders, as pytest would nest them, down to FLAT_BELOW levels; deeper, every manifest
+    below it directly (so a file named on the command line is still found at any sane depth)."""
+
+    def collect(self) -> list[pytest.Collector]:
+        from workbench.fixtures.manifest import find_fixtures
+
+        found = find_fixtures(self.path)
+        roots = [f for f in self.config.stash.get(_FOLDERS, []) if self.path.is_relative_to(f)]
+        depth = min((len(self.path.relative_to(f).parts) for f in roots), default=0)
+        if depth >= FLAT_BELOW:
+            return [FixtureFile.from_parent(self, path=p) for p in found]
+        out: list[pytest.Collector] = []
+        folders: dict[Path, None] = {}
+        for p in found:
+            if p.parent == self.path:
+                out.append(FixtureFile.from_parent(self, path=p))
+            else:
+                folders.setdefault(self.path / p.relative_to(self.path).parts[0], None)
+        out += [FixtureFolder.from_parent(self, path=f) for f in folders]
+        return out
 
 
 class FixtureFile(pytest.File):

@@ -47,6 +47,9 @@ def takes_run_seed(recipe: str) -> bool:
     return kind in _RANDOM and len(rest.split(":") if rest else []) == _RANDOM[kind]
 
 
+INT64_MIN, INT64_MAX = -(1 << 63), (1 << 63) - 1
+
+
 def make_input(
     recipe: str,
     shape: tuple[int, ...],
@@ -105,11 +108,18 @@ def _number(text: str, what: str, recipe: str, finite: bool = True) -> float:
 
 def _integer(text: str, what: str, recipe: str) -> int:
     try:
-        return int(text)
+        value = int(text)
     except ValueError:
         raise UserError(
             f"{what}: bad number in recipe {recipe!r}: {text!r} is not an integer"
         ) from None
+    # The generator draws 64-bit integers; a larger bound would fail inside NumPy.
+    if not INT64_MIN <= value <= INT64_MAX:
+        raise UserError(
+            f"{what}: {text} in recipe {recipe!r} is out of range: integers in a recipe are "
+            f"from {INT64_MIN} to {INT64_MAX}"
+        )
+    return value
 
 
 def _seed(text: str, what: str, recipe: str) -> int:

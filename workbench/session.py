@@ -30,6 +30,7 @@ from workbench.closeness import (
 )
 from workbench.errors import CompileError, LimitError, UserError, WorkbenchError
 from workbench.gpu.adapters import AdapterInfo, choose_adapter, list_adapters
+from workbench.gpu.canaries import Canaries, canaries
 from workbench.gpu.device import (
     DEFAULT_TIMEOUT_S,
     Bound,
@@ -57,6 +58,7 @@ from workbench.specs.base import KernelSpec
 from workbench.specs.described import DescriptionError, load_descriptions
 from workbench.verdicts import Verdict, decide_comparisons
 from workbench.wgsl.corpus import Corpus, Kernel, load_corpus
+from workbench.wgsl.hazards import Site, else_if_chains, loops_without_small_constant_bound
 from workbench.wgsl.reflect import EntryPoint, subgroup_width_constants
 from workbench.written import sentinel_fill, unchanged, unwritten, watchable
 
@@ -240,6 +242,18 @@ def gpu_waits_abandoned() -> bool:
     return abandoned_waits()
 
 
+# Chains shorter than this are not measured against the adapter (lavapipe breaks at about 79).
+CHAIN_SUSPECT = 32
+
+
+def _limit_warning(kernel: Kernel, sites: list[Site], limit: str, wrong: str) -> str:
+    """One line: the adapter's `limit`, where the kernel could meet it (the first site), and
+    what would then be `wrong`."""
+    file, line = kernel.locate(sites[0].line)
+    more = f" (and {len(sites) - 1} more)" if len(sites) > 1 else ""
+    return f"{limit}; {file}:{line} has {sites[0].what}{more}: {wrong} is wrong here"
+
+
 class Session:
     """A corpus and an adapter, and the one way to turn a Case into a Run."""
 
@@ -374,17 +388,45 @@ class Session:
         return Status(StatusKind.OK)
 
     def warnings(self, kernel: Kernel) -> list[str]:
-        """What may make a kernel that compiles and runs give wrong results on this adapter."""
+        """What may make a kernel that compiles and runs give wrong results on this adapter: a
+        hard-coded subgroup width, and constructs that meet one of the adapter's measured
+        result-changing limits (`canaries`)."""
         module = kernel.module
-        width = self.gpu.subgroup_size if module is not None and module.uses_subgroups else None
-        if module is None or width is None:
+        if module is None:
             return []
-        return [
+        out = self._limit_warnings(kernel)
+        width = self.gpu.subgroup_size if module.uses_subgroups else None
+        if width is None:
+            return out
+        return out + [
             f"{name} = {value} but this adapter's subgroups are {width} wide: code that assumes "
             f"{value} lanes computes wrong results here (read @builtin(subgroup_size) instead)"
             for name, value in subgroup_width_constants(module).items()
             if value != width
         ]
+
+    def canaries(self) -> Canaries:
+        """This adapter's measured result-changing limits (cached per adapter and driver)."""
+        return canaries(self.gpu)
+
+    def _limit_warnings(self, kernel: Kernel) -> list[str]:
+        """A warning per limit of this adapter that a construct of `kernel` could meet; the
+        canaries are measured only for a kernel that has such a construct."""
+        text = kernel.reached_text()
+        loops = loops_without_small_constant_bound(text, kernel.file)
+        chains = else_if_chains(text, CHAIN_SUSPECT, kernel.file)
+        if not loops and not chains:
+            return []
+        found = self.canaries()
+        out = []
+        if found.loop_iterations is not None and loops:
+            limit = f"this adapter stops loops after {found.loop_iterations:,} iterations"
+            out.append(_limit_warning(kernel, loops, limit, "a result that needs more"))
+        long = [c for c in chains if c.size >= (found.else_if_branches or c.size + 1)]
+        if long:
+            limit = f"this adapter computes else-if branch {found.else_if_branches} on wrongly"
+            out.append(_limit_warning(kernel, long, limit, "its later branches"))
+        return out
 
     # -- planning (no GPU) -----------------------------------------------------------------------
     def case(

@@ -8,6 +8,10 @@ Rules, so that figures side by side read alike:
   chosen by magnitude, so `141 ms` sits beside `3.24 s`, never `141.143 ms`;
 - a figure that does not exist (a rate of a kernel with no flops, a time too small to measure, a
   NaN) is `—`, never `0.0`.
+
+The reverse direction lives here too: `whole_number` reads a count a user typed (ASCII digits only:
+`²` passes `str.isdigit()` but is no number), and `shown` makes text from outside (a file name)
+safe to print, control characters escaped.
 """
 
 from __future__ import annotations
@@ -168,3 +172,22 @@ def fmt_grid(grid: Sequence[int]) -> str:
     if all(g == 1 for g in grid[1:]):
         return fmt_count(total, "workgroup")
     return "×".join(map(str, grid)) + " = " + fmt_count(total, "workgroup")
+
+
+def whole_number(text: str) -> int | None:
+    """`text` as a whole number >= 0 (ASCII digits, `_` between them allowed), else None.
+
+    `str.isdigit()` is not the test: it accepts superscripts and other digits `int()` refuses."""
+    digits = text.strip().replace("_", "")
+    if not digits or not digits.isascii() or not digits.isdigit():
+        return None
+    return int(digits)
+
+
+def shown(text: str) -> str:
+    """`text` with every control character but tab (and any other unprintable one) written as an
+    escape such as `\\x1b`, so a file name cannot move the cursor, ring the bell, recolour a
+    terminal or start a line of its own."""
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() or c == "\t" else ascii(c)[1:-1] for c in text)

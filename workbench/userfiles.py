@@ -32,6 +32,26 @@ _KINDS = (
 )
 
 
+def files_under(root: Path, suffix: str) -> list[Path]:
+    """Every entry below folder `root` whose name ends in `suffix` and is not a folder, sorted,
+    as `root.rglob("*" + suffix)` finds them (symlinked folders are not entered, unreadable ones
+    skipped) but walked with a list instead of recursion, so a tree 1,000 folders deep is read
+    like any other instead of raising RecursionError."""
+    found, todo = [], [root]
+    while todo:
+        folder = todo.pop()
+        try:
+            with os.scandir(folder) as entries:
+                for entry in entries:
+                    if entry.is_dir(follow_symlinks=False):
+                        todo.append(Path(entry.path))
+                    elif entry.name.endswith(suffix) and not entry.is_dir():
+                        found.append(Path(entry.path))
+        except OSError:
+            continue
+    return sorted(found)
+
+
 def one_line(text: str) -> str:
     """`text` with its line breaks folded, so quoted file content cannot break a message."""
     return " ".join(str(text).split())

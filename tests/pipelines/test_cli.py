@@ -98,7 +98,7 @@ def _mistakes() -> list[tuple[str, str, str, str]]:
         (
             "dim cycle",
             "gelu",
-            'seq = { default = 64, min = 0, max = 65535, doc = "tokens" }\nd_ff = { default = 256,',
+            'seq = { default = 64, min = 1, max = 65535, doc = "tokens" }\nd_ff = { default = 256,',
             'seq = { default = "d_ff // 4" }\nd_ff = { default = "4 * seq",',
             "dims.seq: dim cycle seq -> d_ff -> seq; give one a number",
         ),

@@ -18,6 +18,7 @@ from workbench import __version__
 from workbench.cli import examples
 from workbench.cli.advice import cli_message
 from workbench.errors import WorkbenchError
+from workbench.units import shown
 
 # Subcommand modules, in the order `workbench --help` lists them.
 COMMANDS = (
@@ -123,7 +124,10 @@ def _main(argv: list[str] | None) -> int:
     try:
         return int(args.handler(args) or 0)
     except WorkbenchError as exc:
-        print(f"workbench: {cli_message(exc)}", file=sys.stderr)
+        # A file name in the message may hold control characters: they are shown, not obeyed
+        # (a compile error's own lines, the source line and its caret, stay lines).
+        message = "\n".join(shown(line) for line in cli_message(exc).split("\n"))
+        print(f"workbench: {message}", file=sys.stderr)
         if getattr(args, "json", False):
             print(json.dumps({"error": cli_message(exc), "exit": exc.exit_code}))
         return exc.exit_code

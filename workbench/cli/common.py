@@ -17,6 +17,7 @@ from workbench.errors import UserError
 from workbench.jsonable import jsonable
 from workbench.recipes import DEFAULT_SEED, RECIPES
 from workbench.session import DEFAULT_WARMUP_MS, DISPATCH_TIMEOUT_S, Case, Session
+from workbench.units import whole_number
 
 
 def add_timeout(p: argparse.ArgumentParser) -> None:
@@ -134,10 +135,16 @@ def add_warmup_ms(p: argparse.ArgumentParser, what: str) -> None:
     )
 
 
+# The longest time option accepted: about 2.8 hours, far past any useful warm-up or measurement.
+MAX_MS = 1e7
+
+
 def milliseconds(flag: str, value: float) -> float:
     """A time option's value, refused unless it is a number of milliseconds from 0 to 1e7."""
-    if not (value >= 0 and value < 1e7):
-        raise UserError(f"{flag} must be a number of milliseconds >= 0, got {value:g}")
+    if not (value >= 0 and value < MAX_MS):
+        raise UserError(
+            f"{flag} must be a number of milliseconds from 0 to below {MAX_MS:g}, got {value:g}"
+        )
     return value
 
 
@@ -236,13 +243,14 @@ def grid_and_overrides(args: argparse.Namespace) -> dict[str, Any]:
 
 def parse_grid(text: str) -> tuple[int, int, int]:
     """`X,Y,Z` workgroup counts, each a whole number >= 0."""
-    parts = [p.strip().replace("_", "") for p in text.split(",")]
-    if len(parts) != 3 or not all(p.isdigit() for p in parts):
+    parts = [whole_number(p) for p in text.split(",")]
+    if len(parts) != 3 or None in parts:
         raise UserError(
-            f"--grid expects three whole numbers X,Y,Z (workgroups per axis), got {text!r}"
+            f"--grid expects three whole numbers X,Y,Z (workgroups per axis, digits 0-9), got "
+            f"{text!r}"
         )
-    x, y, z = (int(p) for p in parts)
-    return (x, y, z)
+    x, y, z = parts
+    return (x, y, z)  # type: ignore[return-value]
 
 
 def print_json(obj: Any) -> None:

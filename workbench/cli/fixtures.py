@@ -76,6 +76,7 @@ def cmd_record(args: argparse.Namespace) -> int:
     session = open_session(args)
     case = build_case(session, args)
     run = session.run(case, reps=0, tolerance=override)
+    warnings = [n for n in case.notes if n.startswith("warning: ")]
     try:
         path = record_fixture(run, args.out, note=args.note, checks=checks, force=args.force)
     except FixtureExistsError:
@@ -91,6 +92,7 @@ def cmd_record(args: argparse.Namespace) -> int:
                 "dims": case.dims,
                 "ok_now": run.ok,
                 "compare": {k: c.to_json() for k, c in run.compare.items()},
+                "warnings": [n.removeprefix("warning: ") for n in warnings],
             }
         )
         return 0
@@ -99,6 +101,8 @@ def cmd_record(args: argparse.Namespace) -> int:
     print(f"  {case.name}  " + "  ".join(f"{k}={v}" for k, v in case.dims.items()))
     for c in run.compare.values():
         print("  " + c.summary())
+    for note in warnings:
+        print(f"  {note} (kept in the fixture)")
     if run.ok is False:
         print(
             "  warning: the kernel does not match its reference now; this fixture fails until "

@@ -11,6 +11,7 @@ import argparse
 
 from workbench.cli.common import add_corpus_adapter, corpus_alias, open_session, print_json
 from workbench.cli.step import list_pipelines
+from workbench.gpu.canaries import CHAIN_BRANCHES, LOOP_ITERATIONS
 from workbench.session import Session
 from workbench.units import fmt_bytes, fmt_int, fmt_ms, fmt_rate
 from workbench.wgsl.corpus import Kernel
@@ -43,6 +44,10 @@ def cmd_adapters(args: argparse.Namespace) -> int:
             "compute": problem is None,
             "problem": problem,
         }
+        # Measured once per adapter and driver, then read from the cache.
+        found = bare.canaries() if problem is None else None
+        row["canaries"] = found.to_json() if found is not None else None
+        row["result_limits"] = found.lines() if found is not None else None
         if args.roofline:
             row["roofline"] = bare.roofline().to_json() if problem is None else None
         rows.append(row)
@@ -72,6 +77,16 @@ def cmd_adapters(args: argparse.Namespace) -> int:
             if f in r["features"]
         ]
         print(f"     features: {', '.join(useful) or 'none of f16/subgroup/timestamps'}")
+        if r["canaries"] and r["canaries"]["problem"]:
+            print(f"     ! could not run the canaries: {r['canaries']['problem']}")
+        elif r["result_limits"]:
+            for line in r["result_limits"]:
+                print(f"     ! changes results: {line}")
+        elif r["result_limits"] is not None:
+            print(
+                f"     changes no result the canaries test (a loop of {fmt_int(LOOP_ITERATIONS)} "
+                f"iterations, an if with {CHAIN_BRANCHES - 1} else-if branches)"
+            )
         if r.get("roofline"):
             print_roofline(r["roofline"])
     print("(* = default choice)")

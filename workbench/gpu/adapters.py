@@ -17,6 +17,7 @@ from functools import cache
 from typing import Any
 
 from workbench.errors import Advice, GpuError, UserError
+from workbench.units import whole_number
 
 # Features a kernel may need, plus timestamps for timing. The device asks for those the adapter has.
 USEFUL_FEATURES = ("shader-f16", "subgroup", "timestamp-query")
@@ -156,8 +157,8 @@ def choose_adapter(selector: str | int | None = None) -> AdapterInfo:
             return choose_adapter(env)
         return min(adapters, key=_rank)
     text = str(selector).strip()
-    if text.isdigit():
-        idx = int(text)
+    idx = whole_number(text)
+    if idx is not None:
         if idx >= len(adapters):
             raise UserError(
                 f"adapter index {idx} does not exist; there are {len(adapters)}",

@@ -16,6 +16,11 @@ from workbench.gpu.adapters import AdapterInfo
 from workbench.units import fmt_bytes
 from workbench.wgsl.reflect import Binding, EntryPoint
 
+# The most workgroups one dispatch may have on any adapter: lavapipe counts them in 32 bits and
+# runs the total modulo 2^32 (65535x65535x65535 runs 196,607), and the linear workgroup id a
+# kernel rebuilds from num_workgroups is a u32 anyway. Refused everywhere, not only on the CPU.
+MAX_TOTAL_WORKGROUPS = (1 << 32) - 1
+
 # WebGPU's default limits, used where an adapter does not report one.
 DEFAULT_WORKGROUP_STORAGE = 16384
 DEFAULT_UNIFORM_BUFFERS = 12
@@ -113,5 +118,13 @@ def check_limits(
         raise LimitError(
             f"{where}: grid {'x'.join(map(str, grid))} needs more than {per_dim} workgroups "
             "in one dimension even after folding; use smaller dims"
+        )
+    total = math.prod(folded)
+    if total > MAX_TOTAL_WORKGROUPS:
+        raise LimitError(
+            f"{where}: grid {'x'.join(map(str, folded))} is {total:,} workgroups, over the "
+            f"{MAX_TOTAL_WORKGROUPS:,} (2^32 - 1) one dispatch can run correctly (the CPU "
+            "adapter runs the count modulo 2^32, e.g. nothing at all for 4096x4096x256); use a "
+            "smaller grid or dims"
         )
     return folded

@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from workbench.errors import UserError
+from workbench.units import whole_number
 from workbench.wgsl.types import WType
 
 _FMT = {"f32": "<f", "u32": "<I", "i32": "<i", "f16": "<e", "bool": "<I"}
@@ -120,11 +121,27 @@ def default_value(t: WType) -> Any:
     return 0
 
 
+def _first_field(t: WType) -> str:
+    """The path to `t`'s first scalar, as `set_field` accepts it (a hint must work): `x` for a
+    vector, `0` for an array or matrix, a member's name for a struct, nested as deep as needed."""
+    if t.kind == "struct" and t.members:
+        head, inner = t.members[0].name, t.members[0].type
+    elif t.kind == "vector":
+        head, inner = "x", WType("scalar", "", t.scalar)
+    elif t.kind == "array" and t.element is not None:
+        head, inner = "0", t.element
+    else:
+        head, inner = "0", WType("scalar", "", t.scalar)
+    return head if inner.kind in ("scalar", "atomic") else f"{head}.{_first_field(inner)}"
+
+
 def set_field(t: WType, value: Any, path: Sequence[str], new: float, where: str) -> Any:
     """`value` with the field at `path` (e.g. ['x'] or ['scale'] or ['0']) replaced by `new`."""
     if not path:
         if t.kind not in ("scalar", "atomic"):
-            raise UserError(f"{where} is a {t.text}: set one field, e.g. {where}.x=...")
+            raise UserError(
+                f"{where} is a {t.text}: set one field, e.g. {where}.{_first_field(t)}=..."
+            )
         return new
     head, rest = path[0], path[1:]
     if t.kind == "struct":
@@ -138,8 +155,8 @@ def set_field(t: WType, value: Any, path: Sequence[str], new: float, where: str)
     if t.kind in ("vector", "array", "matrix"):
         n = (t.count or 1) * (t.rows or 1) if t.kind == "matrix" else (t.count or 1)
         idx = _COMPONENTS.get(head) if t.kind == "vector" else None
-        if idx is None and head.isdigit():
-            idx = int(head)
+        if idx is None:
+            idx = whole_number(head)
         if idx is None or idx >= n:
             raise UserError(f"{where} ({t.text}) has no component {head!r}")
         items = _as_list(value if value is not None else [], n, where)

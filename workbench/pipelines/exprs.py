@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import ast
+import warnings
 from collections.abc import Callable, Mapping
 
 _FUNCS: dict[str, Callable[..., int]] = {
@@ -21,15 +22,27 @@ _OPS: dict[type, Callable[[int, int], int]] = {
 }
 
 
+# A pipeline's expressions are short; a longer one is refused before the parser sees it (Python's
+# parser recurses once per operator), and every value stays far inside 64 bits.
+MAX_LENGTH = 400
+MAX_VALUE = 1 << 62
+
+
 class ExprError(ValueError):
     """An expression that cannot be read or evaluated; the message says why."""
 
 
 def parse(text: str) -> ast.expr:
     """The expression's tree, checked for allowed forms only."""
+    if len(text) > MAX_LENGTH:
+        raise ExprError(f"expression of {len(text):,} characters; at most {MAX_LENGTH} are read")
     try:
-        tree = ast.parse(text.strip(), mode="eval").body
-    except SyntaxError:
+        # Python's own warnings about the text (`1seq`: invalid decimal literal) would reach the
+        # terminal as raw lines; the one-line error below says what matters.
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            tree = ast.parse(text.strip(), mode="eval").body
+    except (SyntaxError, RecursionError, MemoryError, ValueError):
         raise ExprError(f"{text!r} is not an expression of dims (e.g. 'seq * d_ff')") from None
     for node in ast.walk(tree):
         ok = (
@@ -43,10 +56,16 @@ def parse(text: str) -> ast.expr:
             not isinstance(node.value, int) or isinstance(node.value, bool)
         ):
             ok = False
-        if isinstance(node, ast.Call) and not (
-            isinstance(node.func, ast.Name) and node.func.id in _FUNCS and not node.keywords
-        ):
-            raise ExprError(f"{text!r}: only {', '.join(_FUNCS)} may be called")
+        if isinstance(node, ast.Call):
+            if not (
+                isinstance(node.func, ast.Name) and node.func.id in _FUNCS and not node.keywords
+            ):
+                raise ExprError(f"{text!r}: only {', '.join(_FUNCS)} may be called")
+            if any(isinstance(a, ast.Starred) for a in node.args):
+                raise ExprError(f"{text!r}: {node.func.id} takes plain arguments")
+            if len(node.args) < 2 or (node.func.id == "cdiv" and len(node.args) != 2):
+                want = "two" if node.func.id == "cdiv" else "two or more"
+                raise ExprError(f"{text!r}: {node.func.id} takes {want} arguments")
         if not ok:
             raise ExprError(
                 f"{text!r}: only whole numbers, dim names, + - * // %, and "
@@ -74,6 +93,14 @@ def evaluate(value: int | str, dims: Mapping[str, int]) -> int:
 
 
 def _eval(node: ast.expr, dims: Mapping[str, int], text: str) -> int:
+    value = _value(node, dims, text)
+    if abs(value) > MAX_VALUE:
+        # Not printed: a literal of hundreds of digits is no float to format.
+        raise ExprError(f"{text!r}: a value goes over 2^62 ({MAX_VALUE:,}); use smaller numbers")
+    return value
+
+
+def _value(node: ast.expr, dims: Mapping[str, int], text: str) -> int:
     if isinstance(node, ast.Constant):
         return int(node.value)
     if isinstance(node, ast.Name):
@@ -89,9 +116,7 @@ def _eval(node: ast.expr, dims: Mapping[str, int], text: str) -> int:
         return _OPS[type(node.op)](a, b)
     if isinstance(node, ast.Call):
         args = [_eval(a, dims, text) for a in node.args]
-        if node.func.id == "cdiv" and (len(args) != 2 or args[1] == 0):  # type: ignore[attr-defined]
+        if node.func.id == "cdiv" and args[1] == 0:  # type: ignore[attr-defined]
             raise ExprError(f"{text!r}: cdiv takes two numbers, the second not 0")
-        if not args:
-            raise ExprError(f"{text!r}: {node.func.id} needs arguments")  # type: ignore[attr-defined]
         return _FUNCS[node.func.id](*args)  # type: ignore[attr-defined]
     raise ExprError(f"{text!r} cannot be evaluated")

@@ -10,6 +10,8 @@ field, raised before anything touches the GPU.
 
 from __future__ import annotations
 
+import math
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -24,6 +26,7 @@ from workbench.planning import shipped_corpus
 from workbench.recipes import make_input
 from workbench.session import Session
 from workbench.specs.base import Buffer, KernelSpec
+from workbench.units import fmt_bytes
 from workbench.wgsl.corpus import Kernel
 
 
@@ -99,7 +102,10 @@ def plan(
         names = ", ".join(pipeline.branches) or "none"
         raise UserError(f"{file}: no branch {branch!r}; branches: {names}")
     resolved = resolve_dims(pipeline, dims or {})
-    buffers = {name: _buffer(pipeline, b.name, resolved) for name, b in pipeline.buffers.items()}
+    cap = session.adapter.limits.get("max-buffer-size", 1 << 28)
+    buffers = {
+        name: _buffer(pipeline, b.name, resolved, cap) for name, b in pipeline.buffers.items()
+    }
     initial = _initial_contents(pipeline, buffers, resolved)
     for a in pipeline.agree:
         if a.pair is not None:
@@ -166,17 +172,36 @@ def _sequence(pipeline: Pipeline, branch: Branch | None) -> list[StepDef]:
     return steps[:start] + list(branch.steps) + steps[start + len(branch.replaces) :]
 
 
-def _buffer(pipeline: Pipeline, name: str, dims: Mapping[str, int]) -> PlannedBuffer:
+def _buffer(pipeline: Pipeline, name: str, dims: Mapping[str, int], cap: int) -> PlannedBuffer:
+    """Buffer `name` at `dims`: refused when it holds nothing (a step over empty buffers runs and
+    compares nothing) or more than the adapter's max-buffer-size `cap`."""
     b = pipeline.buffers[name]
+    where = f"buffers.{name}.shape"
     shape = []
     for s in b.shape:
         try:
             v = exprs.evaluate(s, dims)
         except exprs.ExprError as exc:
-            raise PipelineError(pipeline.file, f"buffers.{name}.shape", str(exc)) from None
+            raise PipelineError(pipeline.file, where, str(exc)) from None
         if v < 0:
-            raise PipelineError(pipeline.file, f"buffers.{name}.shape", f"{s!r} is {v}, below 0")
+            raise PipelineError(pipeline.file, where, f"{s!r} is {v}, below 0")
         shape.append(v)
+    at = ", ".join(f"{k}={v}" for k, v in dims.items())
+    nbytes = math.prod(shape) * np.dtype(b.dtype).itemsize
+    if nbytes == 0:
+        raise PipelineError(
+            pipeline.file,
+            where,
+            f"{_shape(tuple(shape))} holds no elements at {at}; give dims that make every "
+            "buffer at least one element",
+        )
+    if nbytes > cap:
+        raise PipelineError(
+            pipeline.file,
+            where,
+            f"{_shape(tuple(shape))} {b.dtype} needs {fmt_bytes(nbytes)} at {at}, over the "
+            f"adapter's max-buffer-size of {fmt_bytes(cap)}; use smaller dims",
+        )
     axes = tuple(
         s if isinstance(s, str) and s.isidentifier() else f"i{k}" for k, s in enumerate(b.shape)
     )
@@ -191,12 +216,7 @@ def _initial_contents(
         if b.init.startswith("copy:"):
             continue
         where = f"buffers.{name}.init"
-        try:
-            recipe = b.init.format(**dims)
-        except (KeyError, IndexError, ValueError) as exc:
-            raise PipelineError(
-                pipeline.file, where, f"{b.init!r}: {{…}} must name a dim ({exc})"
-            ) from None
+        recipe = _with_dims(b.init, dims, lambda m, w=where: PipelineError(pipeline.file, w, m))
         p = buffers[name]
         try:
             out[name] = np.ascontiguousarray(make_input(recipe, p.shape, p.dtype, idx, where))
@@ -207,6 +227,27 @@ def _initial_contents(
         if b.init.startswith("copy:"):
             out[name] = out[b.init[5:].strip()].copy()
     return {name: out[name] for name in pipeline.buffers}
+
+
+_DIM_REF = re.compile(r"\{([^{}]*)\}")
+
+
+def _with_dims(init: str, dims: Mapping[str, int], fail: Callable[[str], Exception]) -> str:
+    """`init` with each `{DIM}` replaced by that dim's value; any other use of braces is refused
+    (only a dim's name may stand between them, nothing is looked up on it)."""
+
+    def value(m: re.Match[str]) -> str:
+        name = m.group(1).strip()
+        if name not in dims:
+            raise fail(
+                f"{init!r}: {{{m.group(1)}}} must name a dim; dims: {', '.join(dims) or 'none'}"
+            )
+        return str(dims[name])
+
+    out = _DIM_REF.sub(value, init)
+    if "{" in out or "}" in out:
+        raise fail(f"{init!r}: a brace without its pair; write {{DIM}} to use a dim's value")
+    return out
 
 
 def _step(
@@ -248,6 +289,7 @@ def _step(
                 f"binding {names[b.name]!r} of {d.kernel} is not bound; bind it to a buffer",
             )
     bind = {b.name: d.bind[names[b.name]] for b in storage}
+    _check_aliasing(storage, bind, names, fail)
     env = dict(dims)
     views: dict[str, View] = {}
     zero: tuple[str, ...] = ()
@@ -330,6 +372,29 @@ def _step(
         writes,
         zero,  # type: ignore[arg-type]
     )
+
+
+def _check_aliasing(
+    storage: list[Any],
+    bind: Mapping[str, str],
+    names: Mapping[str, str],
+    fail: Callable[[str, str], PipelineError],
+) -> None:
+    """WebGPU refuses a dispatch that reads a buffer through a read-only binding while a
+    read_write binding of the same dispatch writes it; say so by step, before the GPU does."""
+    by_buffer: dict[str, list[Any]] = {}
+    for b in storage:
+        by_buffer.setdefault(bind[b.name], []).append(b)
+    for buf, bs in by_buffer.items():
+        readers = [names[b.name] for b in bs if b.access != "read_write"]
+        writers = [names[b.name] for b in bs if b.access == "read_write"]
+        if readers and writers:
+            raise fail(
+                f"bind.{readers[0]}",
+                f"buffer {buf} is bound to {readers[0]} (read) and {writers[0]} (read_write) in "
+                "one dispatch, which WebGPU refuses; bind a second buffer (init = "
+                f'"copy:{buf}") to one of them',
+            )
 
 
 def _spec_names(kernel: Kernel, spec: KernelSpec | None) -> dict[str, str]:

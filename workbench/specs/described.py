@@ -246,15 +246,23 @@ def _dims(table: Any, where: _Where) -> tuple[Dim, ...]:
         if lo < 0 or hi < lo:
             raise where.error(key, f"the range [{lo}, {hi}] is empty or negative")
         if not lo <= default <= hi:
-            hint = (
-                "; dims are >= 1 unless a table gives another range: "
-                f"{name} = {{ default = {default}, lo = {min(default, 0)}, hi = 64 }}"
-                if not isinstance(value, dict)
-                else ""
-            )
-            raise where.error(key, f"{default} is outside [{lo}, {hi}]{hint}")
+            raise where.error(key, f"{default} is outside [{lo}, {hi}]{_range_hint(name, value)}")
         out.append(Dim(name, default, lo=lo, hi=hi))
     return tuple(out)
+
+
+def _range_hint(name: str, value: Any) -> str:
+    """How to give a plain default outside the plain range a range of its own; the table it
+    suggests is one `_dims` accepts (a negative dim has none: dims count things)."""
+    if isinstance(value, dict):
+        return ""
+    if value < 0:
+        return "; a dim counts things, so it is a whole number >= 0"
+    return (
+        "; dims are >= 1 and at most "
+        f"{DIM_HI:,} unless a table gives another range: {name} = {{ default = {value}, "
+        f"lo = {min(value, 1)}, hi = {max(value, 64)} }}"
+    )
 
 
 def _expr(value: Any, known: frozenset[str], where: _Where, key: str) -> Expr:

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field, replace
 
 from workbench.recipes import DEFAULT_SEED
 from workbench.specs.base import Dim, KernelSpec
+from workbench.units import whole_number
 from workbench.wgsl.reflect import Binding
 from workbench.wgsl.types import WType
 
@@ -152,11 +153,11 @@ def parse_form(state: FormState, spec: KernelSpec | None) -> ParsedForm:
     overrides = _numbers(state.overrides, problems)
     grid = None
     if state.grid.strip():
-        parts = [p.strip().replace(",", "") for p in state.grid.replace("×", ",").split(",")]
-        if len(parts) > 3 or not all(p.isdigit() for p in parts):
-            problems.append(f"grid: {state.grid!r} is not 1 to 3 whole numbers X,Y,Z")
+        parts = [whole_number(p) for p in state.grid.replace("×", ",").split(",")]
+        if len(parts) > 3 or None in parts:
+            problems.append(f"grid: {state.grid!r} is not 1 to 3 whole numbers X,Y,Z (digits 0-9)")
         else:
-            x, y, z = (int(p) for p in (*parts, "1", "1")[:3])
+            x, y, z = (*parts, 1, 1)[:3]
             grid = (x, y, z)
     return ParsedForm(dims, seed, inputs, state.special, tuple(problems), sets, grid, overrides)
 

@@ -30,7 +30,7 @@ from functools import cached_property
 from pathlib import Path
 
 from workbench.errors import CorpusError, ReflectionError, UserError
-from workbench.userfiles import read_text, read_toml
+from workbench.userfiles import files_under, read_text, read_toml
 from workbench.wgsl import syntax as s
 from workbench.wgsl.lexer import column_of, line_of
 from workbench.wgsl.parser import directives, parse
@@ -155,6 +155,17 @@ class Kernel:
         except ReflectionError:
             return None
 
+    def override_problem(self, overrides: Mapping[str, float]) -> str:
+        """Why `resolved(overrides)` has no entry point (e.g. a workgroup size of 0), in words."""
+        try:
+            mod = reflect(self.text, self.file, overrides)
+        except ReflectionError as exc:
+            return str(exc)
+        line_why = mod.entry_problems.get(self.entry or "")
+        if line_why is None:
+            return f"the overrides {dict(overrides)} leave no @compute entry point {self.entry}"
+        return line_why[1]
+
     def assemble(self, features: frozenset[str] | set[str] = frozenset()) -> tuple[str, SourceMap]:
         """The module text to compile, with the enables the adapter supports, and its source map."""
         header: list[str] = []
@@ -181,13 +192,24 @@ class Kernel:
             return self.text
         if not mod.uses_subgroups or "subgroup" in ep.features:
             return self.text
+        return self.reached_text()
+
+    def reached_text(self) -> str:
+        """The text with every function the entry point never reaches blanked (lines kept): what
+        a run of this kernel can execute."""
+        mod, ep = self.module, self.entry_point
         text = self.text
+        if mod is None or ep is None:
+            return text
         reached = set(ep.functions)
-        for name, (start, end) in sorted(mod.functions.items(), key=lambda kv: -kv[1][0]):
-            if name not in reached:
-                blank = "".join(c if c == "\n" else " " for c in text[start:end])
-                text = text[:start] + blank + text[end:]
-        return text
+        out, at = [], 0
+        for name, (start, end) in sorted(mod.functions.items(), key=lambda kv: kv[1][0]):
+            if name not in reached and start >= at:
+                out.append(text[at:start])
+                out.append("".join(c if c == "\n" else " " for c in text[start:end]))
+                at = end
+        out.append(text[at:])
+        return "".join(out)
 
     def locate(self, line: int) -> tuple[str, int]:
         """(file, line) of a line of `self.text`, e.g. one that reflection names."""
@@ -263,7 +285,7 @@ def load_corpus(path: str | Path | None = None) -> Corpus:
         root = root.parent
     else:
         # Not only regular files: a named pipe or device is listed as refused, not skipped unseen.
-        files = sorted(p for p in root.rglob("*.wgsl") if not p.is_dir())
+        files = files_under(root, ".wgsl")
     preamble_files, globs = _read_config(root)
     corpus = Corpus(root=root, preambles=tuple(preamble_files))
     texts: dict[str, str] = {}

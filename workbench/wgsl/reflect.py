@@ -453,6 +453,13 @@ class _Reflector:
                 v = 1
             if isinstance(v, float) and v.is_integer():
                 v = int(v)
+            if isinstance(v, float):
+                return (
+                    [],
+                    set(),
+                    f"@workgroup_size of '{fn.name}' has {text} = {v:g}: every size must be a "
+                    "whole number >= 1",
+                )
             if isinstance(v, bool) or not isinstance(v, int):
                 return (
                     [],
@@ -467,7 +474,8 @@ class _Reflector:
                     [],
                     set(),
                     (
-                        f"@workgroup_size of '{fn.name}' has {text} = {v}: every size must be at least 1"
+                        f"@workgroup_size of '{fn.name}' has {text} = {v}: every size must be at "
+                        "least 1"
                     ),
                 )
             if v > MAX_WORKGROUP_DIMENSION:

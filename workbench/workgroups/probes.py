@@ -109,6 +109,12 @@ def run_probes(
         )
     _check_filter(case, where)
     kernel = instrument(case.kernel, probes=True)
+    if LOG_NAME not in {b.name for b in kernel.entry_point.bindings}:
+        # The file calls probes, but not from this entry point or anything it calls.
+        raise UserError(
+            f"entry point {case.name} calls no probe (other functions of {case.kernel.file} do): add calls "
+            "such as wb_probe(1u, x) to this entry point or a function it calls"
+        )
     log = np.zeros(HEADER_WORDS + RECORD_WORDS * capacity, np.uint32)
     log[1] = where.mode
     log[2] = where.workgroup or 0

@@ -1,0 +1,120 @@
+"""Constructs in WGSL text whose results some adapters change: loops that may run long and long
+`else if` chains. The CPU adapter (lavapipe) stops every loop after 65,536 iterations and
+miscompiles a chain of about 100 `else if` branches; `workbench.gpu.canaries` measures what each
+adapter does, and this module says which kernels could meet it.
+
+The questions are asked of the syntax tree's loop and `if` nodes (an `if` holds its `else if`
+branches as one list), read without recursion. Text that does not parse has no findings (it does
+not compile either); a function body the parser leaves to the compiler has none either.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from workbench.errors import ReflectionError
+from workbench.wgsl import syntax as s
+from workbench.wgsl.checker import Checker
+from workbench.wgsl.consteval import literal
+from workbench.wgsl.lexer import line_of
+from workbench.wgsl.parser import parse, recursion_room
+from workbench.wgsl.printer import print_expr
+
+# A loop bounded by a literal (or a module-scope const) up to this count cannot reach any measured
+# cap (lavapipe: 65,536) however it steps; anything else could.
+SMALL_BOUND = 4096
+_COMPARISONS = frozenset(["<", "<=", ">", ">=", "!="])
+
+
+@dataclass(frozen=True)
+class Site:
+    """Where a construct starts (1-based line of the text given) and what it is, in words."""
+
+    line: int
+    what: str
+    size: int = 0  # an else-if chain's branches
+
+
+def loops_without_small_constant_bound(source: str, where: str = "<wgsl>") -> list[Site]:
+    """Every `loop`, every `while`, and every `for` whose condition is not `i OP BOUND` with BOUND
+    a literal or a module-scope const of at most SMALL_BOUND."""
+    tree = _tree(source, where)
+    if tree is None:
+        return []
+    checker = Checker(tree, where)
+    out = []
+    with recursion_room():  # a const or a condition may be thousands of operators long
+        for node in _statements(tree):
+            line = line_of(source, node.span[0])
+            if isinstance(node, s.Loop):
+                out.append(Site(line, "a loop { } (bounded only by its break)"))
+            elif isinstance(node, s.While):
+                out.append(Site(line, "a while loop"))
+            elif isinstance(node, s.For) and _small_bound(node.condition, checker) is None:
+                text = print_expr(node.condition) if node.condition is not None else "nothing"
+                out.append(Site(line, f"a for loop bounded by {text}"))
+    return sorted(out, key=lambda site: site.line)
+
+
+def else_if_chains(source: str, at_least: int, where: str = "<wgsl>") -> list[Site]:
+    """Every `if` followed by `at_least` or more `else if` branches (nested chains on their own)."""
+    tree = _tree(source, where)
+    if tree is None:
+        return []
+    out = []
+    for node in _statements(tree):
+        if isinstance(node, s.If) and len(node.clauses) - 1 >= at_least:
+            count = len(node.clauses) - 1
+            line = line_of(source, node.span[0])
+            out.append(Site(line, f"an if with {count} else-if branches", count))
+    return sorted(out, key=lambda site: site.line)
+
+
+def _tree(source: str, where: str) -> s.Module | None:
+    try:
+        return parse(source, where)
+    except ReflectionError:
+        return None
+
+
+def _statements(tree: s.Module) -> list[s.Node]:
+    """Every statement of every function body, in source order."""
+    return [n for f in tree.functions() for n in s.walk(f.body) if isinstance(n, s.Stmt)]
+
+
+def _small_bound(condition: s.Expr | None, checker: Checker) -> int | None:
+    """BOUND of a condition `NAME OP BOUND` (or `BOUND OP NAME`), when it is at most SMALL_BOUND:
+    BOUND an integer literal or a module-scope `const` of integer value (an override is not
+    constant: a run sets it)."""
+    while isinstance(condition, s.Paren):
+        condition = condition.inner
+    if not isinstance(condition, s.Binary) or condition.op not in _COMPARISONS:
+        return None
+    sides = [_unwrapped(condition.lhs), _unwrapped(condition.rhs)]
+    if not all(isinstance(e, (s.Ident, s.Literal)) for e in sides):
+        return None
+    for side in (sides[1], sides[0]):
+        value = _integer(side, checker)
+        if value is not None and 0 <= value <= SMALL_BOUND:
+            return value
+    return None
+
+
+def _unwrapped(e: s.Expr) -> s.Expr:
+    while isinstance(e, s.Paren):
+        e = e.inner
+    return e
+
+
+def _integer(e: s.Expr, checker: Checker) -> int | None:
+    """The integer value of a literal or of a module-scope const, else None."""
+    if isinstance(e, s.Literal) and e.kind == "int":
+        value = literal(e.text, e.kind).value
+    elif isinstance(e, s.Ident) and e.template is None:
+        decl = checker.globals.get(e.name)
+        if not isinstance(decl, s.VarDecl) or decl.kind != "const":
+            return None
+        value = checker.global_value(e.name).value
+    else:
+        return None
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
