@@ -29,7 +29,7 @@ from workbench.wgsl.checker import Checker
 from workbench.wgsl.lexer import line_of
 from workbench.wgsl.parser import parse, recursion_room
 from workbench.wgsl.printer import print_expr
-from workbench.wgsl.types import WType, round_up, uniform_layout
+from workbench.wgsl.types import INTEGERS, WType, round_up, uniform_layout
 
 SUBGROUP_WORDS = frozenset(
     {
@@ -446,14 +446,16 @@ class _Reflector:
         needs: set[str] = set()
         for arg in attr.args[:3]:
             checker.pending = set()
-            v = checker.expr(arg).value
+            typed = checker.expr(arg)
+            v = typed.value
             text = print_expr(arg)
             if v is None and checker.pending:
                 needs |= checker.pending
                 v = 1
             if isinstance(v, float) and v.is_integer():
                 v = int(v)
-            if isinstance(v, float):
+            if isinstance(v, float) and typed.type.scalar in INTEGERS:
+                # An integer override given a fraction by a run.
                 return (
                     [],
                     set(),
