@@ -17,11 +17,23 @@ os.makedirs(os.environ["XDG_RUNTIME_DIR"], mode=0o700, exist_ok=True)
 os.environ["WORKBENCH_CONFIG"] = os.path.join(
     tempfile.mkdtemp(prefix="workbench-config-"), "config.toml"
 )
+os.environ["XDG_STATE_HOME"] = tempfile.mkdtemp(prefix="workbench-state-")
 
 # The adapters' measured limits (workbench.gpu.canaries) are cached per run, not in the user's cache.
 os.environ["XDG_CACHE_HOME"] = tempfile.mkdtemp(prefix="workbench-cache-")
 
+from hypothesis import settings  # noqa: E402
+
 from workbench.session import Session  # noqa: E402
+
+# `pytest -m fuzz` runs the fuzz tests (marked `fuzz`) with many more examples than the suite does.
+settings.register_profile("fuzz", max_examples=5000)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    if "fuzz" in (config.option.markexpr or ""):
+        settings.load_profile("fuzz")
+
 
 # What wgpu-native and Mesa print when their output is not kept from the terminal.
 RAW_LIBRARY_OUTPUT = re.compile(

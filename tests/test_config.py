@@ -16,6 +16,7 @@ from workbench.config import DEFAULTS, load_config
 def conf(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     path = tmp_path / "config.toml"
     monkeypatch.setenv("WORKBENCH_CONFIG", str(path))
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
     return path
 
 
@@ -60,7 +61,7 @@ def test_a_bad_value_is_one_line_naming_file_and_key_and_the_default_stays(
 def test_remembered_state_round_trips_and_the_file_wins_for_theme(conf: Path) -> None:
     cfg = load_config()
     cfg.remember(theme="nord", corpus="/work/k", kernel='odd "name"')
-    assert not list(conf.parent.glob(".state-*")), "no temporary file is left behind"
+    assert not list(conf.parent.rglob(".*.tmp")), "no temporary file is left behind"
     again = load_config()
     assert again.remembered == {"theme": "nord", "corpus": "/work/k", "kernel": 'odd "name"'}
     assert again["theme"] == "nord" and again.sources["theme"].startswith("remembered in")

@@ -30,6 +30,7 @@ LAYERS: dict[str, int] = {
     "workbench.written": 0,
     "workbench.recipes": 0,
     "workbench.userfiles": 0,
+    "workbench.safewrite": 0,
     "workbench.config": 0,
     "workbench.planning": 5,
     "workbench.session": 6,

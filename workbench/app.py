@@ -34,7 +34,7 @@ from textual.screen import Screen
 from workbench.commands import WorkbenchCommands, bindings
 from workbench.config import Config, load_config
 from workbench.errors import WorkbenchError
-from workbench.fixtures import ReplayResult
+from workbench.fixtures import ReplayResult, default_fixture_name
 from workbench.keys_in_order import KeysInOrder
 from workbench.messages import (
     AdapterFailed,
@@ -366,8 +366,7 @@ class WorkbenchApp(KeysInOrder):
                 f"run the kernel first ({key('run')}): a fixture records a run", severity="warning"
             )
             return
-        dims = "-".join(f"{k}{v}" for k, v in run.case.dims.items())
-        default = f"{run.case.name}-{dims}" if dims else run.case.name
+        default = default_fixture_name(run.case)
         places = self.fixture_places()
         folder = places.save_to
 

@@ -15,7 +15,8 @@ Configuration (read, never written by the tool): `$WORKBENCH_CONFIG` when set, e
     bench = "B,ctrl+b"
 
 State (written atomically by the UI, read on start): `$XDG_STATE_HOME/workbench/state.toml`
-(`~/.local/state/workbench/state.toml`), or `state.toml` beside `$WORKBENCH_CONFIG`: the last theme,
+(`~/.local/state/workbench/state.toml`), the workbench's own folder whatever `$WORKBENCH_CONFIG`
+says (a `state.toml` of the user's beside their configuration is never touched): the last theme,
 corpus and kernel. A value set in the configuration file wins over a remembered one.
 
 Nothing here raises for a bad file: each bad value becomes one line naming the file and the key, the
@@ -27,11 +28,13 @@ from __future__ import annotations
 
 import math
 import os
-import tempfile
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from workbench.errors import UserError
+from workbench.safewrite import write_text
 
 DEFAULTS: dict[str, Any] = {
     "theme": "textual-dark",
@@ -77,8 +80,8 @@ class Config:
         self.remembered.update({k: v for k, v in values.items() if k in REMEMBERED})
         try:
             write_state(self.state_path, self.remembered)
-        except OSError as exc:
-            self.problems.append(f"{self.state_path}: could not remember settings: {exc.strerror}")
+        except UserError as exc:
+            self.problems.append(f"could not remember settings: {exc}")
 
 
 def config_path() -> Path:
@@ -90,9 +93,6 @@ def config_path() -> Path:
 
 
 def state_path() -> Path:
-    env = os.environ.get("WORKBENCH_CONFIG")
-    if env:
-        return Path(env).with_name("state.toml")
     base = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
     return Path(base) / "workbench" / "state.toml"
 
@@ -127,17 +127,11 @@ def load_config() -> Config:
 
 
 def write_state(path: Path, values: dict[str, str]) -> None:
-    """Write the remembered values atomically: a reader sees the old file or the new, never half."""
-    path.parent.mkdir(parents=True, exist_ok=True)
+    """Write the remembered values atomically (workbench.safewrite); UserError if it cannot."""
     text = "".join(f"{k} = {_toml_string(v)}\n" for k, v in sorted(values.items()))
-    fd, tmp = tempfile.mkstemp(prefix=".state-", suffix=".toml", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write("# remembered by workbench between runs; safe to delete\n" + text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    write_text(
+        path, "# remembered by workbench between runs; safe to delete\n" + text, overwrite=True
+    )
 
 
 def _read_toml(path: Path, problems: list[str]) -> dict[str, Any]:

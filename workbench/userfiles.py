@@ -9,6 +9,7 @@ the exception class the caller raises (`CorpusError`, `FixtureError`, `UserError
 
 from __future__ import annotations
 
+import math
 import os
 import stat
 import tomllib
@@ -139,8 +140,17 @@ def read_toml(path: str | Path, error: ErrorType, limit: int = 1 << 20) -> dict[
     return parse_toml(read_text(path, error, limit), path, error)
 
 
-def read_npy_header(fh: BinaryIO, where: str | Path, error: ErrorType) -> tuple:
-    """(shape, fortran_order, dtype) from an `.npy` stream, nothing of the data read yet."""
+_PICKLE = "holds Python objects (a pickle); only plain numeric arrays are read"
+
+
+def read_npy_header(
+    fh: BinaryIO, where: str | Path, error: ErrorType, pickle: str = _PICKLE
+) -> tuple[tuple[int, ...], bool, np.dtype]:
+    """(shape, fortran_order, dtype) from an `.npy` stream, nothing of the data read yet.
+
+    The one reader of `.npy` headers (inputs, fixture archives): numpy.lib.format parses the
+    header; a header of object dtype is refused with `WHERE PICKLE` before anything else is read.
+    """
     fmt = np.lib.format
     with guarded(where, error, "not a readable .npy file"):
         version = fmt.read_magic(fh)
@@ -151,7 +161,9 @@ def read_npy_header(fh: BinaryIO, where: str | Path, error: ErrorType) -> tuple:
         else:
             raise error(f"{where}: .npy format {version} is not 1.0 or 2.0")
     if dtype.hasobject:
-        raise error(f"{where}: holds Python objects (a pickle); only plain numeric arrays are read")
+        raise error(f"{where} {pickle}")
+    if any(int(n) < 0 for n in shape):
+        raise error(f"{where}: not a readable .npy file (its header gives the shape {shape})")
     return tuple(int(n) for n in shape), bool(fortran), dtype
 
 
@@ -164,11 +176,13 @@ def read_npy_data(
     error: ErrorType,
 ) -> np.ndarray:
     """The data after `read_npy_header`: exactly as many bytes as the header says, or an error."""
-    nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+    nbytes = math.prod(shape) * dtype.itemsize
     with guarded(where, error):
         data = fh.read(nbytes + 1)
     if len(data) != nbytes:
         state = "truncated" if len(data) < nbytes else "longer than its header says"
         raise error(f"{where}: {state} ({len(data):,} bytes of data, the header says {nbytes:,})")
-    arr = np.frombuffer(data, dtype=dtype).reshape(shape, order="F" if fortran else "C")
-    return np.ascontiguousarray(arr)
+    with guarded(where, error, "not a readable .npy file"):
+        arr = np.frombuffer(data, dtype=dtype).reshape(shape, order="F" if fortran else "C")
+        # A writable C-ordered copy (np.ascontiguousarray would make a 0-d array 1-d).
+        return np.array(arr, order="C")

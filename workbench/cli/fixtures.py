@@ -21,18 +21,19 @@ from workbench.cli.common import (
     print_json,
     tolerance_override,
 )
-from workbench.errors import Advice, UserError
+from workbench.errors import UserError
 from workbench.fixtures import (
     SHIPPED_FIXTURES,
-    FixtureExistsError,
     ReplayResult,
     find_fixtures,
+    fixture_out,
     fixture_paths,
     overall_exit_code,
     record_fixture,
     replay_paths,
 )
 from workbench.fixtures.report import junit_xml, result_lines, results_json, summary_line
+from workbench.safewrite import refuse_unwritable, write_text
 from workbench.units import fmt_bytes, fmt_count
 
 
@@ -62,6 +63,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_corpus_adapter(p)
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("--junit", metavar="FILE", help="also write JUnit XML to FILE")
+    p.add_argument("--force", action="store_true", help="overwrite an existing --junit FILE")
     add_timeout(p)
     p.set_defaults(handler=cmd_replay)
 
@@ -69,20 +71,16 @@ def register(sub: argparse._SubParsersAction) -> None:
 def cmd_record(args: argparse.Namespace) -> int:
     checks = [c.strip() for c in args.checks.split(",") if c.strip()]
     override = tolerance_override(args)
-    if not args.force:
-        for p in fixture_paths(args.out):
-            if p.exists():
-                raise FixtureExistsError(f"{p} already exists", advice=Advice.OVERWRITE)
+    if not args.out.strip():
+        raise UserError("--out: give a fixture name (DIR/NAME) or a folder (DIR/)")
     session = open_session(args)
     case = build_case(session, args)
+    out = fixture_out(args.out, case)
+    for p in fixture_paths(out):
+        refuse_unwritable(p, args.force)
     run = session.run(case, reps=0, tolerance=override)
     warnings = [n for n in case.notes if n.startswith("warning: ")]
-    try:
-        path = record_fixture(run, args.out, note=args.note, checks=checks, force=args.force)
-    except FixtureExistsError:
-        raise
-    except OSError as exc:
-        raise UserError(f"{args.out}: cannot write: {exc.strerror or exc}") from None
+    path = record_fixture(run, out, note=args.note, checks=checks, force=args.force)
     if args.json:
         print_json(
             {
@@ -116,6 +114,10 @@ def cmd_record(args: argparse.Namespace) -> int:
 
 def cmd_replay(args: argparse.Namespace) -> int:
     paths = [Path(p) for p in args.paths] or [SHIPPED_FIXTURES]
+    if args.junit is not None:
+        if not args.junit.strip():
+            raise UserError("--junit: give a file name")
+        refuse_unwritable(Path(args.junit), args.force)
     manifests = find_fixtures(paths)
     if not manifests:
         raise UserError(f"no fixtures (*.toml) under {', '.join(map(str, paths))}")
@@ -134,9 +136,9 @@ def cmd_replay(args: argparse.Namespace) -> int:
     results = replay_paths(session, manifests, on_result=show)
     if args.junit:
         try:
-            Path(args.junit).write_text(junit_xml(results), encoding="utf-8")
-        except OSError as exc:
-            raise UserError(f"--junit {args.junit}: {exc.strerror or exc}") from None
+            write_text(args.junit, junit_xml(results), overwrite=args.force)
+        except UserError as exc:
+            raise UserError(f"--junit: {exc}", advice=exc.advice) from None
     if quiet:
         print_json(results_json(results, session.adapter.label))
     else:

@@ -21,6 +21,7 @@ from workbench.cli.common import (
     tolerance_override,
 )
 from workbench.errors import UserError
+from workbench.safewrite import refuse_unwritable, write_file
 from workbench.session import DEFAULT_WARMUP_MS, Run, Verdict, array_stats
 from workbench.units import fmt_bytes, fmt_count, fmt_grid, fmt_int, fmt_ms, fmt_num, fmt_rate
 
@@ -35,6 +36,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--warmup", help=argparse.SUPPRESS)
     add_tolerance_options(p, "use")
     p.add_argument("--save-outputs", metavar="DIR", help="write one .npy per output binding")
+    p.add_argument(
+        "--force", action="store_true", help="let --save-outputs replace existing .npy files"
+    )
     p.set_defaults(handler=cmd_run)
 
 
@@ -46,6 +50,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         )
     if args.reps < 0:
         raise UserError("--reps must be >= 0")
+    if args.save_outputs is not None and not args.save_outputs.strip():
+        raise UserError("--save-outputs: give a folder for the .npy files")
     warmup_ms = milliseconds("--warmup-ms", args.warmup_ms)
     override = tolerance_override(args)
     session = open_session(args)
@@ -54,7 +60,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     if not args.json:
         tolerance_note(override)
     if args.save_outputs:
-        save_outputs(run, Path(args.save_outputs))
+        save_outputs(run, Path(args.save_outputs), args.force)
     if args.json:
         print_json(run.to_json(str(session.corpus.root)))
     else:
@@ -72,13 +78,20 @@ def unwritten_line(run: Run) -> str | None:
     )
 
 
-def save_outputs(run: Run, folder: Path) -> None:
+def save_outputs(run: Run, folder: Path, overwrite: bool) -> None:
+    """One `NAME.npy` per output in `folder`, each written atomically; every file is checked
+    before any is written, so a refusal leaves the folder as it was."""
+    paths = {name: folder / f"{name}.npy" for name in run.outputs}
     try:
-        folder.mkdir(parents=True, exist_ok=True)
-        for name, arr in run.outputs.items():
-            np.save(folder / f"{name}.npy", arr, allow_pickle=False)
-    except OSError as exc:
-        raise UserError(f"--save-outputs {folder}: {exc.strerror or exc}") from None
+        for path in paths.values():
+            refuse_unwritable(path, overwrite)
+        for name, path in paths.items():
+            arr = run.outputs[name]
+            write_file(
+                path, lambda fh, a=arr: np.save(fh, a, allow_pickle=False), overwrite=overwrite
+            )
+    except UserError as exc:
+        raise UserError(f"--save-outputs: {exc}", advice=exc.advice) from None
 
 
 def uniform_text(value: Any) -> str:

@@ -38,7 +38,10 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def cmd_ui(args: argparse.Namespace) -> int:
     from workbench.config import load_config
+    from workbench.safewrite import clean_up_on_signals
 
+    # The UI writes from worker threads, where no signal handler can be installed.
+    clean_up_on_signals()
     corpus_alias(args, args.path)
     config = load_config()
     kernel = None

@@ -54,6 +54,7 @@ from workbench.screens.runs import RunsScreen
 from workbench.screens.save_path import SavePathScreen
 from workbench.session import Case, Run, Session, StatusKind
 from workbench.specs.base import KernelSpec
+from workbench.specs.refworker import cancel_all as cancel_references
 from workbench.units import fmt_ms
 from workbench.viewmodel.advice import ui_message
 from workbench.viewmodel.baseline import RunEntry, RunHistory, baseline_diff
@@ -826,6 +827,7 @@ class MainScreen(Screen):
         if kind is None:
             return
         self._cancel.set()
+        cancel_references()  # a corpus's refs.py in a loop stops now, not after its time limit
         self._job += 1
         self.busy = None
         self.refresh_bindings()
@@ -1008,7 +1010,7 @@ class MainScreen(Screen):
         def chosen(answer: tuple[Path, str] | None) -> None:
             if answer is not None:
                 path, what = answer
-                self._save(path, lambda: save_arrays(path, run, what))
+                self._save(path, lambda overwrite: save_arrays(path, run, what, overwrite))
 
         self.app.push_screen(
             SavePathScreen(
@@ -1033,7 +1035,7 @@ class MainScreen(Screen):
         def chosen(answer: tuple[Path, str] | None) -> None:
             if answer is not None:
                 path = answer[0]
-                self._save(path, lambda: save_diff(path, run))
+                self._save(path, lambda overwrite: save_diff(path, run, overwrite))
 
         self.app.push_screen(
             SavePathScreen(
@@ -1045,19 +1047,19 @@ class MainScreen(Screen):
             chosen,
         )
 
-    def _save(self, path: Path, write: Callable[[], str]) -> None:
-        """Write (in a thread), asking first when the file exists."""
+    def _save(self, path: Path, write: Callable[[bool], str]) -> None:
+        """Write (in a thread), asking first when the file exists; `write(overwrite)`."""
 
         def answered(yes: bool | None) -> None:
             if yes:
-                self._write(path, write)
+                self._write(path, lambda: write(True))
             else:
                 self.notify(f"kept the existing {path.name}", markup=False)
 
         if path.exists():
             self.app.push_screen(ConfirmScreen(f"{path.name} exists. Overwrite it?"), answered)
         else:
-            self._write(path, write)
+            self._write(path, lambda: write(False))
 
     @work(thread=True, group="takeaway")
     def _write(self, path: Path, write: Callable[[], str]) -> None:

@@ -6,7 +6,8 @@ and the tables `uniforms`, `buffers`, `reference` (a float64 function in the cor
 `refs.py`) and `gradient` (the forward it differentiates). Sizes are expressions of the dims
 (`workbench.specs.expr`). Everything is validated when the file is loaded, with the kernel's
 reflected bindings and the default dims: a mistake is one `DescriptionError` line naming the file,
-the kernel and the key. Loading imports the corpus's `refs.py` (as pytest imports conftest.py).
+the kernel and the key. Loading imports the corpus's `refs.py` in the corpus's reference worker,
+a child process (`workbench.specs.refworker`): user code never runs in the tool's own process.
 
 A description wins over a shipped spec of the same name; its gradient link may name a described or
 a shipped forward, and a forward that cannot be used leaves the gradient check a reason to skip.
@@ -14,11 +15,9 @@ a shipped forward, and a forward that cannot be used leaves the gradient check a
 
 from __future__ import annotations
 
-import importlib.util
 import math
 import os
-import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -30,6 +29,7 @@ from workbench.gpu.uniforms import pack_uniform
 from workbench.recipes import make_input
 from workbench.specs.base import Arrays, Buffer, Cost, Dim, Dims, GradLink, KernelSpec, Tol
 from workbench.specs.expr import Expr, ExprError, parse
+from workbench.specs.refworker import worker_for
 from workbench.specs.registry import spec_for
 from workbench.userfiles import read_toml
 from workbench.wgsl.corpus import Corpus, Kernel
@@ -503,13 +503,15 @@ def _overrides(kernel: Kernel, table: Any, where: _Where) -> dict[str, float]:
 
 
 class _RefsModule:
-    """The corpus's reference modules (refs.py and any other it names), imported once each."""
+    """The corpus's reference functions (in refs.py and any other file it names), run by the
+    corpus's worker process (workbench.specs.refworker), never in this one."""
 
     def __init__(self, root: Path) -> None:
         self.root = root
-        self.modules: dict[str, Any] = {}
+        self.worker = worker_for(root)
 
-    def function(self, text: Any, where: _Where) -> tuple[Callable[..., Any], str]:
+    def function(self, text: Any, where: _Where) -> tuple[str, str]:
+        """(file, function) of a `"FILE.py:FUNCTION"` that imports and names a function."""
         key = "reference.function"
         if not isinstance(text, str) or text.count(":") != 1:
             raise where.error(key, 'must be "FILE.py:FUNCTION", e.g. "refs.py:matmul"')
@@ -519,28 +521,13 @@ class _RefsModule:
             raise where.error(key, f"{file} must be a .py file in the corpus folder")
         if not path.is_file():
             raise where.error(key, f"{path} does not exist; write the float64 reference there")
-        if file not in self.modules:
-            self.modules[file] = self._import(path, where)
-        fn = getattr(self.modules[file], fname, None)
-        if not callable(fn):
-            raise where.error(key, f"{file} has no function {fname}")
-        return fn, f"{file}:{fname}"
-
-    def _import(self, path: Path, where: _Where) -> Any:
-        module_name = f"workbench_refs_{abs(hash(str(path)))}"
-        spec = importlib.util.spec_from_file_location(module_name, path)
-        if spec is None or spec.loader is None:
-            raise where.error("reference.function", f"{path.name} cannot be imported")
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[module_name] = module
         try:
-            spec.loader.exec_module(module)
-        except Exception as exc:
-            del sys.modules[module_name]
-            raise where.error(
-                "reference.function", f"importing {path.name} raised {type(exc).__name__}: {exc}"
-            ) from None
-        return module
+            problem = self.worker.resolve(file, path, fname)
+        except UserError as exc:
+            raise where.error(key, str(exc)) from None
+        if problem:
+            raise where.error(key, problem)
+        return file, fname
 
 
 def _reference(
@@ -556,7 +543,7 @@ def _reference(
     if not isinstance(table, dict):
         raise where.error("reference", 'must be a table with function = "refs.py:NAME"')
     _check_keys(table, REFERENCE_KEYS, where, "reference")
-    fn, label = refs.function(table.get("function"), where)
+    file, fname = refs.function(table.get("function"), where)
     clash = sorted(known & set(buffers))
     if clash:
         raise where.error(
@@ -576,30 +563,9 @@ def _reference(
     given = [n for n, b in buffers.items() if b.input is not None]
 
     def reference(dims: Dims, arrays: Arrays) -> dict[str, np.ndarray]:
-        args = {}
-        for n in given:
-            shape = _shape(buffers[n], dims, where)
-            args[n] = np.asarray(arrays[n], dtype=np.float64).reshape(shape)
-        try:
-            result = fn(**args, **dims)
-        except Exception as exc:
-            raise UserError(f"{label} raised {type(exc).__name__}: {exc}") from None
-        if not isinstance(result, Mapping):
-            raise UserError(
-                f"{label} must return a dict of output arrays by name, got {type(result).__name__}"
-            )
-        out = {}
-        for n, v in result.items():
-            if n not in outputs:
-                raise UserError(
-                    f"{label} returned {n!r}, which is not an output ({', '.join(outputs) or 'none'})"
-                )
-            want = _shape(buffers[n], dims, where)
-            arr = np.asarray(v, dtype=np.float64)
-            if arr.shape != want:
-                raise UserError(f"{label} returned {n} with shape {arr.shape}; {FILE} gives {want}")
-            out[n] = arr
-        return out
+        args = {n: np.asarray(arrays[n]).reshape(_shape(buffers[n], dims, where)) for n in given}
+        shapes = {n: _shape(buffers[n], dims, where) for n in outputs}
+        return refs.worker.call(file, fname, args, dims, shapes)
 
     return reference, tols, True
 

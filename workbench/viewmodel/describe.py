@@ -10,7 +10,6 @@ its spec.
 
 from __future__ import annotations
 
-import os
 import re
 import tomllib
 from pathlib import Path
@@ -18,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from workbench.errors import UserError
 from workbench.jsonable import jsonable
+from workbench.safewrite import write_text
 from workbench.specs.described import FILE
 from workbench.specs.starter import kernel_block, replace_description
 
@@ -37,13 +37,9 @@ def write_description(case: Case, root: Path) -> Path:
         raise UserError(f"{path}: cannot be updated: {exc}") from None
     table = described_table(case, existing) if existing else adhoc_table(case)
     new = replace_description(text, case.name, kernel_block(case.name, table))
-    tmp = path.with_name(f".{FILE}.tmp")
-    try:
-        tmp.write_text(new, encoding="utf-8")
-        os.replace(tmp, path)
-    except OSError as exc:
-        raise UserError(f"{path}: cannot be written: {exc.strerror or exc}") from None
-    return path
+    # An edit of the corpus's own description, asked for by the describe command: the rest of
+    # the file is kept, so replacing it is what the user asked.
+    return write_text(path, new, overwrite=True)
 
 
 def adhoc_table(case: Case) -> dict[str, Any]:

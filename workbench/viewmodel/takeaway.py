@@ -10,15 +10,14 @@ from __future__ import annotations
 
 import csv
 import io
-import os
-import tempfile
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
-from typing import IO, TYPE_CHECKING
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from workbench.errors import UserError
+from workbench.safewrite import write_file, write_text
 from workbench.viewmodel.diff import closest
 
 if TYPE_CHECKING:
@@ -64,30 +63,15 @@ def check_path(text: str, suffixes: Sequence[str], cwd: Path | None = None) -> P
     return path
 
 
-def _atomic(path: Path, write: Callable[[IO[bytes]], object]) -> Path:
-    """Write through a temporary file beside `path`, renamed over it once complete."""
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".part", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            write(fh)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return path
-
-
-def save_arrays(path: Path, run: Run, what: str) -> str:
-    """Write the case (`what` == CASE, an `.npz`) or one buffer (`.npy`); what was written."""
+def save_arrays(path: Path, run: Run, what: str, overwrite: bool = False) -> str:
+    """Write the case (`what` == CASE, an `.npz`) or one buffer (`.npy`); what was written.
+    An existing file is replaced only with `overwrite` (the user confirmed it)."""
     arrays = case_arrays(run)
-    try:
-        if what == CASE:
-            _atomic(path, lambda fh: np.savez(fh, allow_pickle=False, **arrays))
-            return f"{len(arrays)} arrays ({', '.join(arrays)})"
-        array = arrays[what]
-        _atomic(path, lambda fh: np.save(fh, array, allow_pickle=False))
-    except OSError as exc:
-        raise UserError(f"{path}: cannot write ({exc.strerror or exc})") from None
+    if what == CASE:
+        write_file(path, lambda fh: np.savez(fh, allow_pickle=False, **arrays), overwrite=overwrite)
+        return f"{len(arrays)} arrays ({', '.join(arrays)})"
+    array = arrays[what]
+    write_file(path, lambda fh: np.save(fh, array, allow_pickle=False), overwrite=overwrite)
     return f"{what} ({'×'.join(map(str, array.shape))} {array.dtype})"
 
 
@@ -159,13 +143,10 @@ def diff_markdown(run: Run) -> str:
     return "\n".join(lines)
 
 
-def save_diff(path: Path, run: Run) -> str:
+def save_diff(path: Path, run: Run, overwrite: bool = False) -> str:
     """Write the Diff tab's tables (CSV for `.csv`, else Markdown); what was written."""
     text = diff_csv(run) if path.suffix.lower() == ".csv" else diff_markdown(run)
-    try:
-        _atomic(path, lambda fh: fh.write(text.encode("utf-8")))
-    except OSError as exc:
-        raise UserError(f"{path}: cannot write ({exc.strerror or exc})") from None
+    write_text(path, text, overwrite=overwrite)
     return f"the diff of {len(run.compare)} outputs"
 
 
