@@ -4,6 +4,8 @@ terminal UI never touches wgpu or `workbench.gpu`, and only the session opens th
 Layers, bottom up (docs: README's layout section, /work/shared/DESIGN.md):
 leaves (errors, units, JSON) < wgsl < gpu < specs < closeness < case planning < session
 < checks / fixtures / pipelines < cli / UI.
+Within the UI, screens do not import each other and the key registry imports no workbench
+module; nowhere do modules import each other round a cycle at import time.
 The imports are read with `ast` from the source (every `import` and `from … import`, at module
 level or inside functions), so a lazy import inside a function counts like any other.
 """
@@ -43,6 +45,8 @@ LAYERS: dict[str, int] = {
     "workbench.cli": 8,
     "workbench.app": 8,
     "workbench.commands": 8,
+    "workbench.dialogs": 8,
+    "workbench.jobs": 8,
     "workbench.screens": 8,
     "workbench.widgets": 8,
     "workbench.keys_in_order": 8,
@@ -66,6 +70,8 @@ LAYER_NAMES = {
 UI = (
     "workbench.app",
     "workbench.commands",
+    "workbench.dialogs",
+    "workbench.jobs",
     "workbench.screens",
     "workbench.widgets",
     "workbench.keys_in_order",
@@ -188,3 +194,127 @@ def test_the_contract_sees_lazy_relative_and_from_imports() -> None:
     assert violations([("workbench.newthing", "", False)]) == [
         "workbench.newthing: not in any layer; add it to LAYERS in tests/test_layers.py"
     ]
+
+
+# -- within the UI ---------------------------------------------------------------------------------
+SCREENS = "workbench.screens"
+REGISTRY = "workbench.viewmodel.keys"
+
+
+def _screen_of(name: str) -> str | None:
+    """The screen a module belongs to (`workbench.screens.main` for main/…), None outside."""
+    parts = name.split(".")
+    return ".".join(parts[:3]) if _under(name, (SCREENS,)) and len(parts) > 2 else None
+
+
+def ui_violations(modules: list[tuple[str, str, bool]]) -> list[str]:
+    """Screens import no other screen (one asks the app for another with a message); the key
+    registry imports no workbench module at all (the footer, help and keymap read it)."""
+    problems = []
+    for module, source, is_package in modules:
+        for imp in imports_of(module, source, is_package):
+            where = f"{module}:{imp.line} imports {imp.target}"
+            mine, theirs = _screen_of(module), _screen_of(imp.target)
+            if mine and theirs and mine != theirs:
+                problems.append(f"{where} (screens do not import each other)")
+            if module == REGISTRY and imp.target.startswith("workbench"):
+                problems.append(f"{where} (the key registry imports no workbench module)")
+    return problems
+
+
+def test_screens_stay_apart_and_the_registry_stands_alone() -> None:
+    problems = ui_violations(package_modules())
+    assert not problems, "UI contract broken:\n" + "\n".join(problems)
+
+
+def runtime_imports(module: str, source: str, is_package: bool) -> set[str]:
+    """The modules importing `module` runs: module-level imports outside `if TYPE_CHECKING:`
+    (an import inside a function runs later, and breaks no cycle), and for `from P import x`,
+    P itself (whose namespace is read, whatever x is)."""
+    found: set[str] = set()
+
+    def visit(body: list[ast.stmt]) -> None:
+        for node in body:
+            if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+                visit(node.orelse)
+            elif isinstance(node, ast.Import | ast.ImportFrom):
+                found.update(i.target for i in imports_of(module, ast.unparse(node), is_package))
+                if isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                    found.add(node.module)
+            elif isinstance(node, ast.If | ast.Try | ast.With):
+                visit(node.body)
+                visit(getattr(node, "orelse", []))
+                visit(getattr(node, "finalbody", []))
+                for handler in getattr(node, "handlers", []):
+                    visit(handler.body)
+
+    visit(ast.parse(source, module).body)
+    return found - {module}
+
+
+def import_cycles(modules: list[tuple[str, str, bool]]) -> list[list[str]]:
+    """Every set of modules that import each other at import time (Tarjan's strongly connected
+    components of more than one module)."""
+    names = {m for m, _, _ in modules}
+    graph = {m: runtime_imports(m, s, p) & names for m, s, p in modules}
+    order: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    cycles: list[list[str]] = []
+
+    def connect(v: str) -> None:
+        order[v] = low[v] = len(order)
+        stack.append(v)
+        for w in sorted(graph[v]):
+            if w not in order:
+                connect(w)
+                low[v] = min(low[v], low[w])
+            elif w in stack:
+                low[v] = min(low[v], order[w])
+        if low[v] == order[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                cycles.append(sorted(component))
+
+    for v in sorted(graph):
+        if v not in order:
+            connect(v)
+    return cycles
+
+
+def test_no_module_imports_itself_round_a_cycle() -> None:
+    cycles = import_cycles(package_modules())
+    assert not cycles, "runtime import cycles:\n" + "\n".join(" <-> ".join(c) for c in cycles)
+
+
+def test_the_ui_rules_and_the_cycle_finder_see_what_they_must() -> None:
+    """The checkers themselves: a screen importing another, the registry importing the session,
+    a package and its module importing each other (not a lazy or TYPE_CHECKING import)."""
+    found = ui_violations(
+        [
+            ("workbench.screens.bench", "from workbench.screens.main.base import X\n", False),
+            ("workbench.screens.main.work", "from workbench.screens.main.base import X\n", False),
+            ("workbench.viewmodel.keys", "from workbench.session import X\n", False),
+        ]
+    )
+    assert found == [
+        "workbench.screens.bench:1 imports workbench.screens.main.base "
+        "(screens do not import each other)",
+        "workbench.viewmodel.keys:1 imports workbench.session "
+        "(the key registry imports no workbench module)",
+    ]
+    package = ("workbench.fake", "from workbench.fake.model import Pipeline\n", True)
+    model = ("workbench.fake.model", "from workbench.fake import exprs\n", False)
+    lazy = ("workbench.fake.model", "def f():\n    from workbench.fake import exprs\n", False)
+    typed = (
+        "workbench.fake.model",
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from workbench.fake import x\n",
+        False,
+    )
+    assert import_cycles([package, model]) == [["workbench.fake", "workbench.fake.model"]]
+    assert import_cycles([package, lazy]) == [] and import_cycles([package, typed]) == []

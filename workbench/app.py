@@ -20,7 +20,6 @@ command) the theme, corpus and kernel in use are written back for the next start
 from __future__ import annotations
 
 import os
-import threading
 from dataclasses import replace
 from pathlib import Path
 from typing import ClassVar
@@ -28,44 +27,40 @@ from typing import ClassVar
 import numpy as np
 from textual import on, work
 from textual.app import App
-from textual.binding import Binding
+from textual.binding import BindingType
 from textual.screen import Screen
 
 from workbench.commands import WorkbenchCommands, bindings
 from workbench.config import Config, load_config
+from workbench.dialogs.adapters import AdapterScreen
 from workbench.errors import WorkbenchError
-from workbench.fixtures import ReplayResult, default_fixture_name
+from workbench.fixtures import ReplayResult
+from workbench.jobs import RunsJobs
 from workbench.keys_in_order import KeysInOrder
 from workbench.messages import (
-    AdapterFailed,
-    AdapterSwitched,
     CorpusLoaded,
-    CorpusReloaded,
-    FixtureExists,
-    FixtureNotSaved,
-    FixtureSaved,
+    JobFailed,
+    OpenBench,
+    OpenCheckAll,
     OpenFailed,
     Opening,
-    ReloadFailed,
+    OpenWorkgroupSteps,
     SessionOpened,
 )
-from workbench.screens.adapters import AdapterScreen
+from workbench.screens.bench import BenchScreen
 from workbench.screens.check_all import CheckAllScreen
-from workbench.screens.confirm import ConfirmScreen
 from workbench.screens.fixtures import FixturesScreen
 from workbench.screens.help import HelpScreen
-from workbench.screens.load_npy import LoadNpyScreen
 from workbench.screens.main import MainScreen
-from workbench.screens.save_fixture import SaveFixtureScreen
 from workbench.screens.steps import StepsScreen
-from workbench.session import Case, Run, Session
+from workbench.screens.workgroup_steps import WorkgroupStepScreen
+from workbench.session import Run, Session
 from workbench.viewmodel.advice import ui_message
-from workbench.viewmodel.cases import build_case
 from workbench.viewmodel.fixture_places import FixturePlaces, fixture_places
-from workbench.viewmodel.form import default_form
-from workbench.viewmodel.keys import key, keymap, rebind
+from workbench.viewmodel.jobs import AdapterJob, JobRunner, ReloadJob
+from workbench.viewmodel.keys import keymap, rebind
 from workbench.viewmodel.paths import shown_path
-from workbench.viewmodel.status import kernel_key
+from workbench.viewmodel.watched import stamps
 
 POLL_S = 1.0
 SNAPSHOT_ADAPTER = "adapter (snapshot mode)"  # the header's CPU badge still shows
@@ -75,13 +70,13 @@ def _env_flag(name: str) -> bool:
     return os.environ.get(name, "").strip().lower() in ("1", "true", "yes", "on")
 
 
-class WorkbenchApp(KeysInOrder):
+class WorkbenchApp(RunsJobs, KeysInOrder):
     """Browse, run, check, time and record WGSL kernels."""
 
     TITLE = "workbench"
     CSS_PATH = "app.tcss"
     COMMANDS = App.COMMANDS | {WorkbenchCommands}
-    BINDINGS: ClassVar[list[Binding]] = bindings("app")
+    BINDINGS: ClassVar[list[BindingType]] = bindings("app")
 
     def __init__(
         self,
@@ -102,13 +97,14 @@ class WorkbenchApp(KeysInOrder):
         self.first_kernel = kernel
         self.remember = remember
         self.snapshot = _env_flag("WORKBENCH_SNAPSHOT") if snapshot is None else snapshot
-        self.watch = watch
+        self.watch_files = watch  # poll the corpus's files for changes
         self.session: Session | None = None
-        self.gpu_lock = threading.Lock()
+        self.jobs = JobRunner()  # the GPU lock and the job numbers, for every screen
         self.opening: str | None = None
         self._mtimes: dict[Path, tuple[int, int]] = {}
         self._reloading = False
         self._reload_asked = False  # by the reload command: say when it is done
+        self._open_failed_once = False  # the last start failed: a changed file starts it again
         if self.snapshot:
             # Pictures must not depend on where an animation happened to be.
             self.animation_level = "none"
@@ -117,14 +113,14 @@ class WorkbenchApp(KeysInOrder):
     def main(self) -> MainScreen:
         return self._main
 
-    def get_default_screen(self) -> Screen:
+    def get_default_screen(self) -> Screen[None]:
         self._main = MainScreen()
         return self._main
 
     def on_mount(self) -> None:
         self._apply_config()
         self._open()
-        if self.watch:
+        if self.watch_files:
             self.set_interval(POLL_S, self.poll_files)
 
     def _apply_config(self) -> None:
@@ -167,18 +163,25 @@ class WorkbenchApp(KeysInOrder):
         return root.name if self.snapshot else shown_path(root)
 
     # -- opening -------------------------------------------------------------------------------
-    @work(thread=True, exclusive=True, group="open")
+    def _corpus_root(self) -> Path:
+        from workbench.wgsl.corpus import SHIPPED
+
+        root = Path(self.corpus_path) if self.corpus_path is not None else SHIPPED
+        return root.parent if root.is_file() else root
+
+    @work(thread=True, exclusive=True, group="open", exit_on_error=False)
     def _open(self) -> None:
         from workbench.wgsl.corpus import load_corpus
 
+        # Stamped before reading: a file fixed while the corpus is read is read again.
+        self._mtimes = stamps(self._corpus_root())
         try:
             corpus = load_corpus(self.corpus_path)
-            self._mtimes = self._scan(corpus.root)
             self.post_message(CorpusLoaded(corpus))
             adapter = Session.choose_adapter(self.adapter_selector)
             self.post_message(Opening(f"opening {adapter.label}…"))
             session = Session.on_adapter(corpus, adapter)
-            with self.gpu_lock:
+            with self.jobs.gpu_lock:
                 session.open_device()  # now, not at the first run
         except WorkbenchError as exc:
             self.post_message(OpenFailed(ui_message(exc), "no adapter"))
@@ -200,6 +203,7 @@ class WorkbenchApp(KeysInOrder):
     @on(OpenFailed)
     def _open_failed(self, message: OpenFailed) -> None:
         self.opening = message.state
+        self._open_failed_once = True
         self.main.once_mounted(self.main.fatal, message.error)
 
     @on(SessionOpened)
@@ -212,44 +216,29 @@ class WorkbenchApp(KeysInOrder):
         self.main.once_mounted(self.main.session_ready)
 
     # -- live reload ---------------------------------------------------------------------------
-    @staticmethod
-    def _scan(root: Path) -> dict[Path, tuple[int, int]]:
-        out: dict[Path, tuple[int, int]] = {}
-        for p in [*root.rglob("*.wgsl"), root / "wgslconfig.toml", root / "workbench.toml"]:
-            try:
-                st = p.stat()
-            except OSError:
-                continue
-            out[p] = (st.st_mtime_ns, st.st_size)
-        return out
-
     def poll_files(self) -> None:
-        """Reload the corpus when a file's mtime or size changed (or one came or went)."""
-        if self.session is None or self._reloading:
+        """Reload the corpus when a file it depends on changed (or one came or went); after a
+        start that failed, open again once a file changed (the fix)."""
+        if self.session is None:
+            if self._open_failed_once and stamps(self._corpus_root()) != self._mtimes:
+                self._open_failed_once = False
+                self.opening = None
+                self.main.starting_again()
+                self._open()
             return
-        now = self._scan(Path(self.session.corpus.root))
+        if self._reloading:
+            return
+        now = stamps(Path(self.session.corpus.root))
         if now != self._mtimes:
             self._mtimes = now
             self._reloading = True
-            self._reload(self.session)
+            self.submit(ReloadJob(self.session), self._reloaded, self._reload_failed)
 
-    @work(thread=True, exclusive=True, group="reload")
-    def _reload(self, session: Session) -> None:
-        try:
-            with self.gpu_lock:
-                session.reload()
-        except Exception as exc:  # a file the reader chokes on must not end the session
-            self.post_message(ReloadFailed(str(exc)))
-            return
-        self.post_message(CorpusReloaded())
-
-    @on(ReloadFailed)
-    def _reload_failed(self, message: ReloadFailed) -> None:
+    def _reload_failed(self, failure: JobFailed) -> None:
         self._reloading = self._reload_asked = False
-        self.notify(f"reload failed: {message.error}", severity="error")
+        self.notify(f"reload failed: {failure.error}", severity="error")
 
-    @on(CorpusReloaded)
-    async def _reloaded(self) -> None:
+    async def _reloaded(self, _: None) -> None:
         self._reloading = False
         await self.main.corpus_reloaded()
         if self._reload_asked and self.session is not None:
@@ -285,37 +274,24 @@ class WorkbenchApp(KeysInOrder):
         if index == self.session.adapter.index:
             self.notify(f"already on {self.adapter_label()}")
             return
-        self.main.verdict_bar.busy("opening the adapter…", None)
-        self._switch(self.session, index)
-
-    @work(thread=True, exclusive=True, group="open")
-    def _switch(self, session: Session, index: int) -> None:
+        self.main.switching_adapter()
         old = self.adapter_label()
-        try:
-            with self.gpu_lock:
-                new = session.with_adapter(index)
-                new.open_device()  # fail here, with a message, not at the next run
-        except WorkbenchError as exc:
-            self.post_message(AdapterFailed(ui_message(exc)))
-            return
-        self.post_message(AdapterSwitched(new, old))
 
-    @on(AdapterFailed)
-    def _adapter_failed(self, message: AdapterFailed) -> None:
-        self.notify(message.error, severity="error", title="adapter")
+        async def switched(session: Session) -> None:
+            self.session = session
+            await self.main.adapter_switched(old)
+
+        self.submit(AdapterJob(self.session, index), switched, self._adapter_failed)
+
+    def _adapter_failed(self, failure: JobFailed) -> None:
+        self.notify(failure.error, severity="error", title="adapter")
         self.main.refresh_view()
-
-    @on(AdapterSwitched)
-    async def _adapter_switched(self, message: AdapterSwitched) -> None:
-        self.session = message.session
-        await self.main.adapter_switched(message.old)
 
     # -- fixtures ------------------------------------------------------------------------------
     def fixture_places(self) -> FixturePlaces:
         """Where `f` saves and what the Fixtures screen lists; a refused folder is a notice."""
-        places = fixture_places(
-            Path(self.session.corpus.root), self.fixtures_option, self.config["fixtures"]
-        )
+        root = Path(self.session.corpus.root) if self.session else self._corpus_root()
+        places = fixture_places(root, self.fixtures_option, self.config["fixtures"])
         for problem in places.problems:
             self.notify(problem, title="fixtures", severity="warning", timeout=10)
         return places
@@ -326,8 +302,14 @@ class WorkbenchApp(KeysInOrder):
             return
         places = self.fixture_places()
         self.push_screen(
-            FixturesScreen(lambda: self.session, paths=places.listed, adapter=self.adapter_label())
+            FixturesScreen(self._session, paths=places.listed, adapter=self.adapter_label())
         )
+
+    def _session(self) -> Session:
+        """The session now (the Fixtures screen follows adapter switches); open by then."""
+        if self.session is None:
+            raise WorkbenchError("the adapter is still opening")
+        return self.session
 
     @on(FixturesScreen.OpenCase)
     async def _open_fixture_case(self, event: FixturesScreen.OpenCase) -> None:
@@ -358,93 +340,18 @@ class WorkbenchApp(KeysInOrder):
         run.case.notes.append(f"compared with the expected outputs of fixture {result.name}")
         return replace(run, reference=reference, compare=dict(result.comparisons))
 
-    def action_save_fixture(self) -> None:
-        run = self.main.current_run()
-        st = self.main.current_state()
-        if run is None or st is None or st.stale:
-            self.notify(
-                f"run the kernel first ({key('run')}): a fixture records a run", severity="warning"
-            )
-            return
-        default = default_fixture_name(run.case)
-        places = self.fixture_places()
-        folder = places.save_to
+    # -- screens a screen asks for ---------------------------------------------------------------
+    @on(OpenBench)
+    def _open_bench(self, message: OpenBench) -> None:
+        self.push_screen(BenchScreen(message.session, message.case, self.config))
 
-        def chosen(answer: tuple[str, str] | None) -> None:
-            if answer is not None:
-                self._record(run, folder / answer[0], answer[1], False)
+    @on(OpenWorkgroupSteps)
+    def _open_workgroup_steps(self, message: OpenWorkgroupSteps) -> None:
+        self.push_screen(WorkgroupStepScreen(message.session, message.case))
 
-        self.push_screen(
-            SaveFixtureScreen(default, folder, places.why, blink=not self.snapshot), chosen
-        )
-
-    @work(thread=True, group="fixture")
-    def _record(self, run: Run, path: Path, note: str, force: bool) -> None:
-        from workbench.fixtures import record_fixture
-
-        try:
-            written = record_fixture(run, path, note=note, force=force)
-        except FileExistsError:
-            self.post_message(FixtureExists(run, path, note))
-            return
-        except (WorkbenchError, OSError) as exc:
-            self.post_message(FixtureNotSaved(str(exc)))
-            return
-        self.post_message(FixtureSaved(written))
-
-    @on(FixtureSaved)
-    def _saved(self, message: FixtureSaved) -> None:
-        self.notify(f"saved {message.path}", title="fixture")
-
-    @on(FixtureNotSaved)
-    def _not_saved(self, message: FixtureNotSaved) -> None:
-        self.notify(f"not saved: {message.error}", severity="error")
-
-    @on(FixtureExists)
-    def _ask_overwrite(self, message: FixtureExists) -> None:
-        def answered(yes: bool | None) -> None:
-            if yes:
-                self._record(message.run, message.path, message.note, True)
-            else:
-                self.notify("kept the existing fixture")
-
-        self.push_screen(ConfirmScreen(f"{message.path.name} exists. Overwrite it?"), answered)
-
-    # -- inputs --------------------------------------------------------------------------------
-    def action_load_npy(self) -> None:
-        names = self.main.form.input_names()
-        if not names:
-            self.notify("this kernel has no input binding to fill")
-            return
-
-        def chosen(answer: tuple[str, str] | None) -> None:
-            if answer is not None:
-                self.main.form.set_recipe(answer[0], f"npy:{answer[1]}")
-
-        self.push_screen(LoadNpyScreen(names, blink=not self.snapshot), chosen)
-
-    # -- checks --------------------------------------------------------------------------------
-    def action_check_all(self) -> None:
-        session = self.session
-        if session is None:
-            self.notify("the adapter is still opening")
-            return
-        cases = []
-        for k in session.corpus.kernels:
-            try:
-                spec = session.spec(k)
-            except WorkbenchError:
-                continue
-            if spec is None:
-                continue
-            st = self.main.states.get(kernel_key(k))
-            form = st.form if st is not None else default_form(spec)
-
-            def make(k=k, spec=spec, form=form) -> Case:
-                return build_case(session, k, spec, form)
-
-            cases.append((k.name, make))
-        self.push_screen(CheckAllScreen(session, self.gpu_lock, cases))
+    @on(OpenCheckAll)
+    def _open_check_all(self, message: OpenCheckAll) -> None:
+        self.push_screen(CheckAllScreen(message.session, message.cases))
 
     # -- pipelines -----------------------------------------------------------------------------
     def action_steps(self) -> None:

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
-from textual.binding import Binding
+from textual.binding import Binding, BindingType
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 
 from workbench.viewmodel.keys import Key, bound, commands, palette_help
@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from workbench.app import WorkbenchApp
 
 
-def bindings(scope: str) -> list[Binding]:
+def bindings(scope: str) -> list[BindingType]:
     """The Textual bindings of one scope ("main", "steps", "fixtures": a screen; "app": the app)."""
     return [
         Binding(k.keys, k.action, k.label, show=k.show, id=k.id, tooltip=k.help)

@@ -46,7 +46,7 @@ async def _through(node: MessagePump) -> None:
             await asyncio.wait_for(done.wait(), _POLL_S)
 
 
-def _path(node: DOMNode) -> list[DOMNode]:
+def key_path(node: DOMNode) -> list[DOMNode]:
     """The node and its ancestors up to its screen: the queues a bubbling key goes through."""
     path = [node]
     while path[-1].parent is not None and path[-1] is not node.screen:
@@ -84,7 +84,7 @@ class KeysInOrder(App[Any]):
         if event.is_forwarded:
             # Follow it in a task: the app's own queue must keep running, since a key that bubbles
             # all the way ends its journey here, at the app's bindings.
-            self._key_follower = asyncio.create_task(self._follow(_path(target)))
+            self._key_follower = asyncio.create_task(self._follow(key_path(target)))
         elif not self.call_later(self._next_key):  # after what a priority binding queued
             self._key_in_flight = False
 

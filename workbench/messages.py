@@ -1,12 +1,13 @@
-"""Messages that worker threads post to the screen or app that started them.
+"""Messages that worker threads post to the screen or app that started them, as dataclasses.
 
-GPU work, planning, status checks, opening the adapter and saving fixtures run in thread workers;
-each tells the UI thread what happened by posting one of these (post_message is thread-safe), never
-by calling into widgets. Every message names the kernel it is about (`key`), because the user may
-have moved to another kernel by the time it arrives; an outcome of GPU work also names its `job`
-(the screen counts what it starts), so the late outcome of work the user cancelled is told apart.
-`Progress` replaces a Progress still waiting in the queue, so a fast worker never floods a busy UI
-with stale progress lines.
+GPU work runs as jobs (`workbench.jobs`): a job's progress, result, failure or cancellation comes
+back as a `Job…` message carrying its number, which the submitting node turns into a call of the
+callback it gave. The other workers (opening the corpus and the adapter, planning a case,
+comparing with the baseline, saving a fixture) post the messages below. Every message names what
+it is about (the kernel `key`, the job `number`), because the user may have moved on by the time
+it arrives. A screen asks the app for another screen with an `Open…` message (screens do not
+import each other). `JobProgress` replaces one still waiting in the queue, so a fast worker never floods a
+busy UI with stale progress lines.
 
 Messages that a widget posts about itself (CaseForm.Changed, KernelBrowser.Selected,
 FixturesScreen.OpenCase) stay with that widget.
@@ -14,25 +15,18 @@ FixturesScreen.OpenCase) stay with that widget.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from textual.message import Message
 
 if TYPE_CHECKING:
-    from workbench.bench.ab import ABResult
-    from workbench.bench.sweep import SweepResult
-    from workbench.checks import CheckReport
-    from workbench.fixtures import ReplayResult
-    from workbench.pipelines.stepper import Stepper
-    from workbench.session import Case, Run, Session, Status
+    from workbench.session import Case, Run, Session
     from workbench.viewmodel.baseline import BaselineDiff
     from workbench.viewmodel.form import FormKey
-    from workbench.viewmodel.status import KernelStatus
     from workbench.wgsl.corpus import Corpus
-    from workbench.workgroups.footprint import Footprint
-    from workbench.workgroups.probes import ProbeRun
-    from workbench.workgroups.stepper import WorkgroupStep
 
 
 class WorkerMessage(Message):
@@ -42,271 +36,133 @@ class WorkerMessage(Message):
         super().__init_subclass__(bubble=False, **kwargs)  # type: ignore[arg-type]
 
 
-class Progress(WorkerMessage):
-    """Work in flight moved on: a line to show and how far along (None: indeterminate)."""
+# -- jobs ------------------------------------------------------------------------------------------
+@dataclass
+class JobProgress(WorkerMessage):
+    """Job `number` moved on: a line to show and how far along (None: indeterminate)."""
 
-    def __init__(self, line: str, fraction: float | None) -> None:
-        super().__init__()
-        self.line = line
-        self.fraction = fraction
+    number: int
+    line: str
+    fraction: float | None
 
     def can_replace(self, message: Message) -> bool:
-        return isinstance(message, Progress)
+        return isinstance(message, JobProgress) and message.number == self.number
 
 
-# -- the main screen's kernel work -----------------------------------------------------------------
+@dataclass
+class JobDone(WorkerMessage):
+    """Job `number` returned `result` (`cancelled`: it was cancelled on the way; partial)."""
+
+    number: int
+    result: Any
+    cancelled: bool = False
+
+
+@dataclass
+class JobFailed(WorkerMessage):
+    """Job `number` failed: one line saying why; `compile` when the source did not compile."""
+
+    number: int
+    error: str
+    compile: bool = False
+
+
+@dataclass
+class JobCancelled(WorkerMessage):
+    """Job `number` was cancelled before it reached the GPU."""
+
+    number: int
+
+
+# -- the main screen: planning and the baseline (no GPU) -------------------------------------------
+@dataclass
 class CasePlanned(WorkerMessage):
     """A form was planned into a case (None with the problems that stop it)."""
 
-    def __init__(
-        self, key: str, form_key: FormKey, case: Case | None, problems: tuple[str, ...]
-    ) -> None:
-        super().__init__()
-        self.key = key
-        self.form_key = form_key
-        self.case = case
-        self.problems = problems
+    key: str
+    form_key: FormKey
+    case: Case | None
+    problems: tuple[str, ...]
 
 
-class RunFinished(WorkerMessage):
-    """A run or bench of kernel `key` finished."""
-
-    def __init__(self, key: str, kind: str, run: Run, job: int = 0) -> None:
-        super().__init__()
-        self.key = key
-        self.kind = kind
-        self.job = job
-        self.run = run
-
-
+@dataclass
 class BaselineCompared(WorkerMessage):
-    """Run `run` of kernel `key` was compared with the pinned run (outputs element by element)."""
+    """The run of kernel `key` compared with its pinned baseline."""
 
-    def __init__(self, key: str, run: Run, diff: BaselineDiff) -> None:
-        super().__init__()
-        self.key = key
-        self.run = run
-        self.diff = diff
+    key: str
+    run: Run
+    diff: BaselineDiff
 
 
-class CheckFinished(WorkerMessage):
-    """A check (the gradient check) of kernel `key` finished."""
-
-    def __init__(self, key: str, kind: str, report: CheckReport, job: int = 0) -> None:
-        super().__init__()
-        self.key = key
-        self.kind = kind
-        self.job = job
-        self.report = report
-
-
-class RunFailed(WorkerMessage):
-    """GPU work on kernel `key` failed; `compile` when the source did not compile."""
-
-    def __init__(
-        self, key: str, kind: str, error: str, compile: bool = False, job: int = 0
-    ) -> None:
-        super().__init__()
-        self.key = key
-        self.kind = kind
-        self.job = job
-        self.error = error
-        self.compile = compile
-
-
-class RunCancelled(WorkerMessage):
-    """The user cancelled GPU work on kernel `key`; whatever it produced is dropped."""
-
-    def __init__(self, key: str, kind: str, job: int = 0) -> None:
-        super().__init__()
-        self.key = key
-        self.kind = kind
-        self.job = job
-
-
-class StatusChecked(WorkerMessage):
-    """Kernel `key` was compiled on the adapter: its mark, and what `Session.status` found."""
-
-    def __init__(self, key: str, status: KernelStatus, found: Status) -> None:
-        super().__init__()
-        self.key = key
-        self.status = status
-        self.found = found
-
-
-# -- the app: opening, reloading, adapters, fixtures -----------------------------------------------
+# -- the app: opening the corpus and the adapter, saving fixtures ----------------------------------
+@dataclass
 class CorpusLoaded(WorkerMessage):
     """The corpus was read (the adapter may still be opening)."""
 
-    def __init__(self, corpus: Corpus) -> None:
-        super().__init__()
-        self.corpus = corpus
+    corpus: Corpus
 
 
+@dataclass
 class Opening(WorkerMessage):
     """The adapter chosen, its device being opened: what the header says meanwhile."""
 
-    def __init__(self, line: str) -> None:
-        super().__init__()
-        self.line = line
+    line: str
 
 
+@dataclass
 class SessionOpened(WorkerMessage):
     """Corpus and adapter are ready."""
 
-    def __init__(self, session: Session) -> None:
-        super().__init__()
-        self.session = session
+    session: Session
 
 
+@dataclass
 class OpenFailed(WorkerMessage):
     """The corpus or the adapter could not be opened; `state` is what the header says."""
 
-    def __init__(self, error: str, state: str) -> None:
-        super().__init__()
-        self.error = error
-        self.state = state
+    error: str
+    state: str
 
 
-class CorpusReloaded(WorkerMessage):
-    """The session re-read the corpus (a file changed on disk)."""
-
-
-class ReloadFailed(WorkerMessage):
-    def __init__(self, error: str) -> None:
-        super().__init__()
-        self.error = error
-
-
-class AdapterSwitched(WorkerMessage):
-    """A session on another adapter is ready; `old` labels the adapter results came from."""
-
-    def __init__(self, session: Session, old: str) -> None:
-        super().__init__()
-        self.session = session
-        self.old = old
-
-
-class AdapterFailed(WorkerMessage):
-    def __init__(self, error: str) -> None:
-        super().__init__()
-        self.error = error
-
-
+@dataclass
 class FixtureSaved(WorkerMessage):
-    def __init__(self, path: Path) -> None:
-        super().__init__()
-        self.path = path
+    path: Path
 
 
+@dataclass
 class FixtureExists(WorkerMessage):
-    """Saving would overwrite a fixture: ask first."""
+    """The fixture file exists: ask before overwriting it."""
 
-    def __init__(self, run: Run, path: Path, note: str) -> None:
-        super().__init__()
-        self.run = run
-        self.path = path
-        self.note = note
+    run: Run
+    path: Path
+    note: str
 
 
+@dataclass
 class FixtureNotSaved(WorkerMessage):
-    def __init__(self, error: str) -> None:
-        super().__init__()
-        self.error = error
+    error: str
 
 
-class FootprintFinished(WorkerMessage):
-    """The footprint of kernel `key`'s case: who wrote which element."""
+# -- a screen asking the app for another screen (these bubble up to the app) -----------------------
+@dataclass
+class OpenBench(Message):
+    """Sweep or A/B `case` on the bench screen."""
 
-    def __init__(self, key: str, kind: str, footprint: Footprint, job: int = 0) -> None:
-        super().__init__()
-        self.key = key
-        self.kind = kind
-        self.job = job
-        self.footprint = footprint
+    session: Session
+    case: Case
 
 
-class ProbesFinished(WorkerMessage):
-    """A probe run of kernel `key`: its records."""
+@dataclass
+class OpenWorkgroupSteps(Message):
+    """Step the dispatch of `case` workgroup by workgroup."""
 
-    def __init__(self, key: str, kind: str, probes: ProbeRun, job: int = 0) -> None:
-        super().__init__()
-        self.key = key
-        self.kind = kind
-        self.job = job
-        self.probes = probes
+    session: Session
+    case: Case
 
 
-# -- screens with their own workers ----------------------------------------------------------------
-class KernelChecked(WorkerMessage):
-    """Check all: one kernel's row (`ok` None for an error)."""
+@dataclass
+class OpenCheckAll(Message):
+    """Check every kernel with a spec: (name, a function building its case) each."""
 
-    def __init__(self, name: str, ok: bool | None, summary: str) -> None:
-        super().__init__()
-        self.name = name
-        self.ok = ok
-        self.summary = summary
-
-
-class FixtureReplayed(WorkerMessage):
-    """The fixtures screen: one fixture's replay result."""
-
-    def __init__(self, result: ReplayResult) -> None:
-        super().__init__()
-        self.result = result
-
-
-class BenchFinished(WorkerMessage):
-    """The bench screen: a sweep or A/B finished (`cancelled`: partial results)."""
-
-    def __init__(self, result: SweepResult | ABResult, cancelled: bool) -> None:
-        super().__init__()
-        self.result = result
-        self.cancelled = cancelled
-
-
-class BenchFailed(WorkerMessage):
-    """The bench screen: the sweep or A/B could not run (one line)."""
-
-    def __init__(self, error: str) -> None:
-        super().__init__()
-        self.error = error
-
-
-# -- the Steps screen --------------------------------------------------------------------------------
-class StepperReady(WorkerMessage):
-    """A pipeline was planned and its buffers put on the GPU."""
-
-    def __init__(self, stepper: Stepper) -> None:
-        super().__init__()
-        self.stepper = stepper
-
-
-class Stepped(WorkerMessage):
-    """The stepper moved (next, back, run to a step, to the end, reset); `what` says how."""
-
-    def __init__(self, what: str) -> None:
-        super().__init__()
-        self.what = what
-
-
-class StepFailed(WorkerMessage):
-    """Planning or stepping a pipeline failed; `error` is the one-line reason."""
-
-    def __init__(self, error: str) -> None:
-        super().__init__()
-        self.error = error
-
-
-class WorkgroupStepped(WorkerMessage):
-    """The workgroup stepper ran a step (or reached the end)."""
-
-    def __init__(self, state: WorkgroupStep) -> None:
-        super().__init__()
-        self.state = state
-
-
-class WorkgroupStepFailed(WorkerMessage):
-    def __init__(self, error: str) -> None:
-        super().__init__()
-        self.error = error
+    session: Session
+    cases: list[tuple[str, Callable[[], Case]]]

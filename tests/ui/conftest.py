@@ -18,10 +18,13 @@ from typing import Any
 
 import pytest
 from textual import events
+from textual.app import App
 from textual.message_pump import MessagePump
 from textual.pilot import Pilot
+from textual.screen import Screen
 from textual.worker import Worker, WorkerState
 
+import workbench.app
 from workbench.app import WorkbenchApp
 from workbench.wgsl.corpus import SHIPPED
 from workbench.widgets.browser import KernelBrowser
@@ -52,15 +55,25 @@ def _in_flight(app: WorkbenchApp) -> list[Worker]:
     return [w for w in app.workers if w.state in (WorkerState.PENDING, WorkerState.RUNNING)]
 
 
-async def _handled(node: MessagePump, limit: float = 240.0) -> None:
+def _live(app: App[object], node: MessagePump) -> bool:
+    """Whether `node` still handles messages: the app while it runs, a screen while it is on the
+    stack (a screen being dismissed accepts a message it will never run), a widget while it is
+    attached."""
+    if not node.is_running or node is app:
+        return node.is_running
+    if isinstance(node, Screen):
+        return node in app.screen_stack
+    return node.is_attached
+
+
+async def handled(app: App[object], node: MessagePump, limit: float = 240.0) -> None:
     """Return once `node` has handled every message queued for it before this call, or at once
-    if it no longer handles messages: a screen being dismissed accepts a message it will never
-    run, and waiting on that one alone hung whole suites."""
+    if it no longer handles messages (waiting on one it never runs hung whole suites)."""
     done = asyncio.Event()
     if not node.call_later(done.set):
         return
     t0 = time.perf_counter()
-    while not done.is_set() and not (node._closing or node._closed):
+    while not done.is_set() and _live(app, node):
         if time.perf_counter() - t0 > limit:
             raise AssertionError(f"{node!r} handled nothing for {limit} s")
         with contextlib.suppress(TimeoutError):
@@ -84,7 +97,7 @@ async def settle(pilot: Pilot, limit: float = 120.0) -> None:
                 raise AssertionError(f"the app did not settle in {limit} s (in flight: {names})")
             await asyncio.sleep(0.02)
         for node in (app, app.main, app.screen):
-            await _handled(node)
+            await handled(app, node)
         await pilot.pause()  # and whatever those handlers scheduled after a refresh
         quiet = not _in_flight(app) and not app.keys_pending
     await pilot.pause(0.05)
@@ -132,7 +145,7 @@ async def type_into(pilot: Pilot, selector: str, text: str) -> None:
 
 
 async def post_key(pilot: Pilot, key: str, until: Callable[[], bool], limit: float = 120.0) -> None:
-    """Post one key the way the terminal driver does and wait until `until()` holds.
+    """Post one key to the app, as the terminal driver does, and wait until `until()` holds.
 
     Unlike `pilot.press` this does not wait for the whole process to go idle (a worker thread
     busy on the GPU keeps it from ever going idle). The limit only stops a broken test from
@@ -142,7 +155,7 @@ async def post_key(pilot: Pilot, key: str, until: Callable[[], bool], limit: flo
     event = events.Key(key, key if len(key) == 1 else None)
     event.set_sender(app)
     t0 = time.perf_counter()
-    app._driver.send_message(event)
+    app.post_message(event)
     while not until():
         if time.perf_counter() - t0 > limit:
             raise AssertionError(f"key {key!r} had no effect")
@@ -151,3 +164,17 @@ async def post_key(pilot: Pilot, key: str, until: Callable[[], bool], limit: flo
 
 def verdict(app: WorkbenchApp) -> str:
     return str(app.main.query_one("#verdict").render())
+
+
+class Recording(WorkbenchApp):
+    """The app, keeping the text of every notification it shows (`notices`)."""
+
+    CSS_PATH = str(Path(workbench.app.__file__).with_name(WorkbenchApp.CSS_PATH))
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.notices: list[str] = []
+
+    def notify(self, message: str, *args: Any, **kwargs: Any) -> None:  # type: ignore[override]
+        self.notices.append(message)
+        super().notify(message, *args, **kwargs)

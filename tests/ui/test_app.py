@@ -14,15 +14,16 @@ import pytest
 from textual.widgets import DataTable, Static, TabbedContent
 
 from workbench.app import WorkbenchApp
+from workbench.dialogs.adapters import AdapterScreen
+from workbench.dialogs.confirm import ConfirmScreen
+from workbench.dialogs.load_npy import LoadNpyScreen
+from workbench.dialogs.save_fixture import SaveFixtureScreen
 from workbench.gpu.adapters import list_adapters
 from workbench.gpu.timing import MIN_ROUNDS
-from workbench.screens.adapters import AdapterScreen
 from workbench.screens.check_all import CheckAllScreen
-from workbench.screens.confirm import ConfirmScreen
 from workbench.screens.fixtures import FixturesScreen
 from workbench.screens.help import HelpScreen
-from workbench.screens.load_npy import LoadNpyScreen
-from workbench.screens.save_fixture import SaveFixtureScreen
+from workbench.viewmodel.jobs import RUN
 from workbench.widgets.array_view import ArrayView
 from workbench.widgets.browser import KernelBrowser
 
@@ -277,10 +278,10 @@ async def test_keys_answer_and_escape_cancels_while_running() -> None:
         # The test holds the GPU lock, so the run stays in flight (waiting for the GPU) until
         # escape has been handled, however loaded the machine is; a run cancelled before it gets
         # the GPU never starts. Behaviour is asserted here, latency in benchmarks/bench_ui.py.
-        with app.gpu_lock:
-            await post_key(pilot, "r", lambda: app.main.busy == "run")
+        with app.jobs.gpu_lock:
+            await post_key(pilot, "r", lambda: app.main.busy is RUN)
             await post_key(pilot, "6", lambda: tabs.active == "tab-bindings")
-            assert app.main.busy == "run" and "esc cancels" in verdict(app)
+            assert app.main.busy is RUN and "esc cancels" in verdict(app)
             await post_key(pilot, "escape", lambda: "CANCELLED" in verdict(app))
             assert app.main.busy is None
         await settle(pilot)

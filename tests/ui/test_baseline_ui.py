@@ -9,18 +9,14 @@ from pathlib import Path
 from textual.pilot import Pilot
 
 from workbench.app import WorkbenchApp
-from workbench.screens.runs import RunsScreen
+from workbench.dialogs.runs import RunsScreen
 
-from .conftest import SIZE, SWIGLU, open_at, press_settled, run_async, settle
+from .conftest import SIZE, SWIGLU, Recording, open_at, press_settled, run_async, settle
 
 FFN = "09_backward_ffn.wgsl"
 # The same maths with the product associated the other way: some elements move by an ULP.
 BEFORE = "let du = g * (gt * s);"
 AFTER = "let du = (g * gt) * s;"
-
-
-def _notices(app: WorkbenchApp) -> list[str]:
-    return [n.message for n in app._notifications]
 
 
 def _bar(app: WorkbenchApp) -> str:
@@ -56,15 +52,15 @@ def test_pinned_baseline_diff_snapshot(snap_compare, corpus_copy: Path) -> None:
 
 @run_async
 async def test_pin_edit_rerun_shows_the_diff_then_pick_and_unpin(corpus_copy: Path) -> None:
-    app = WorkbenchApp(corpus=corpus_copy, snapshot=True, watch=False)
+    app = Recording(corpus=corpus_copy, snapshot=True, watch=False)
     async with app.run_test(size=SIZE) as pilot:
         await open_at(pilot, SWIGLU, seq="4", d_ff="64")
         await press_settled(pilot, "P", "U")
-        assert any("nothing to pin" in n for n in _notices(app))
-        assert any("no baseline is pinned" in n for n in _notices(app))
+        assert any("nothing to pin" in n for n in app.notices)
+        assert any("no baseline is pinned" in n for n in app.notices)
         assert not app.main.query_one("#baseline").display
         await press_settled(pilot, "r", "P")
-        assert "pinned run #1" in _notices(app)[-1]
+        assert "pinned run #1" in app.notices[-1]
         assert app.main.query_one("#baseline").display
         assert "(this run;" in _bar(app)
         await _edit_and_rerun(pilot, corpus_copy)
@@ -81,7 +77,7 @@ async def test_pin_edit_rerun_shows_the_diff_then_pick_and_unpin(corpus_copy: Pa
         assert [e.number for e in app.screen.entries] == [2, 1] and app.screen.pinned == 1
         await press_settled(pilot, "enter")
         assert not isinstance(app.screen, RunsScreen)
-        assert "pinned run #2" in _notices(app)[-1] and "(this run;" in _bar(app)
+        assert "pinned run #2" in app.notices[-1] and "(this run;" in _bar(app)
         await press_settled(pilot, "U")
-        assert "unpinned run #2" in _notices(app)[-1]
+        assert "unpinned run #2" in app.notices[-1]
         assert app.main.view.baseline is None and not app.main.query_one("#baseline").display

@@ -1,7 +1,7 @@
 """The UI's bench warms up as long as `workbench bench` does (a second by default, `warmup_ms` in the
 configuration), shows it, and stops it at the next submission on escape or when the app exits; a
 corpus that loads before the kernel list has its tree no longer kills the app at start-up.
-Real adapter (lavapipe); Progress messages are counted, never timed."""
+Real adapter (lavapipe); progress messages are counted, never timed."""
 
 from __future__ import annotations
 
@@ -15,10 +15,11 @@ from textual.worker import Worker
 
 from workbench.app import WorkbenchApp
 from workbench.config import DEFAULTS, Config
-from workbench.messages import Progress
+from workbench.messages import JobProgress
+from workbench.viewmodel.jobs import BENCH, Ticket
 from workbench.widgets.browser import KernelBrowser
 
-from .conftest import SIZE, SWIGLU, open_at, post_key, run_async, settle
+from .conftest import SIZE, SWIGLU, Recording, open_at, post_key, run_async, settle
 
 WARMING = "warming up the adapter"
 
@@ -64,29 +65,32 @@ def _warm_ups(app: WorkbenchApp, stopped: Callable[[], bool]) -> list[bool]:
 
 
 def _warming(messages: list[Any]) -> list[str]:
-    return [m.line for m in messages if isinstance(m, Progress) and WARMING in m.line]
+    return [m.line for m in messages if isinstance(m, JobProgress) and WARMING in m.line]
 
 
 @run_async
 async def test_escape_during_the_bench_warm_up_stops_it_at_the_next_submission() -> None:
-    app = WorkbenchApp(snapshot=True, watch=False, config=_long_warm_up())
+    app = Recording(snapshot=True, watch=False, config=_long_warm_up())
     async with app.run_test(size=SIZE) as pilot:
         await open_at(pilot, SWIGLU, seq="2", d_ff="64")
         posted = _spy(app, [])
-        submissions = _warm_ups(app, lambda: app.main._cancel.is_set())
+        bench: list[Ticket] = []  # the bench job, once it is in flight
+        submissions = _warm_ups(app, lambda: bool(bench) and bench[0].cancelled)
         await post_key(pilot, "b", until=lambda: bool(_warming(posted)))
         assert "warming up the adapter for 60.0 s" in _warming(posted)[0]
-        await post_key(pilot, "escape", until=lambda: app.main._cancel.is_set())
+        assert app.main.in_flight is not None
+        bench.append(app.main.in_flight)
+        await post_key(pilot, "escape", until=lambda: bench[0].cancelled)
         await settle(pilot)
         # Only the submission in flight when escape came may finish after it.
         assert sum(submissions) <= 1 and len(submissions) >= 1
         assert app.main.busy is None
-        assert any("cancelled" in n.message for n in app._notifications)
+        assert any("cancelled" in n for n in app.notices)
         assert app.main.current_run() is None  # the cancelled bench's run is not shown
 
 
 def test_leaving_the_app_during_the_bench_warm_up_stops_it() -> None:
-    app = WorkbenchApp(snapshot=True, watch=False, config=_long_warm_up())
+    app = Recording(snapshot=True, watch=False, config=_long_warm_up())
     bench: list[Worker[None]] = []
     seen: list[list[bool]] = []
 
@@ -97,21 +101,21 @@ def test_leaving_the_app_during_the_bench_warm_up_stops_it() -> None:
             submissions = _warm_ups(app, lambda: bool(bench) and bench[0].is_cancelled)
             seen.append(submissions)
             await post_key(pilot, "b", until=lambda: bool(submissions))
-            bench.extend(w for w in app.workers if w.group == "gpu")
+            bench.extend(w for w in app.workers if w.name.startswith(f"{BENCH.noun} #"))
 
     body()
     # The worker's thread outlives the app and holds the GPU lock while it times: it lets go at
     # the next submission because the app cancelled its workers on the way out (the timeout only
     # bounds a broken test).
-    assert app.gpu_lock.acquire(timeout=120), "the warm-up went on after the app exited"
-    app.gpu_lock.release()
+    assert app.jobs.gpu_lock.acquire(timeout=120), "the warm-up went on after the app exited"
+    app.jobs.gpu_lock.release()
     assert len(bench) == 1 and bench[0].is_cancelled
     assert sum(seen[0]) <= 1
 
 
 @run_async
 async def test_a_bench_with_the_default_warm_up_says_it_warms_up() -> None:
-    app = WorkbenchApp(snapshot=True, watch=False)
+    app = Recording(snapshot=True, watch=False)
     async with app.run_test(size=SIZE) as pilot:
         await open_at(pilot, SWIGLU, seq="2", d_ff="64")
         posted = _spy(app, [])
@@ -143,7 +147,7 @@ async def test_a_corpus_loaded_before_the_kernel_list_is_composed_still_opens(
         await compose(self, event)
 
     monkeypatch.setattr(KernelBrowser, "_on_compose", late)
-    app = WorkbenchApp(corpus=tmp_path, snapshot=True, watch=False)
+    app = Recording(corpus=tmp_path, snapshot=True, watch=False)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         browser = app.main.query_one(KernelBrowser)

@@ -14,7 +14,7 @@ from workbench.config import load_config
 from workbench.screens.help import HelpScreen
 from workbench.viewmodel.keys import rebind
 
-from .conftest import SIZE, SWIGLU, open_at, press_settled, run_async, settle, verdict
+from .conftest import SIZE, SWIGLU, Recording, open_at, press_settled, run_async, settle, verdict
 
 
 @pytest.fixture
@@ -39,7 +39,7 @@ def test_a_keymap_rebinds_run_in_the_footer_the_help_and_the_keys(conf: Path) ->
 
     @run_async
     async def body() -> None:
-        app = WorkbenchApp(snapshot=True, watch=False, config=load_config())
+        app = Recording(snapshot=True, watch=False, config=load_config())
         async with app.run_test(size=SIZE) as pilot:
             await open_at(pilot, SWIGLU, seq="8", d_ff="64")
             await settle(pilot)  # the browser has the focus: the main screen's keys are live
@@ -61,10 +61,10 @@ def test_a_bad_configuration_starts_with_defaults_and_a_notice(conf: Path) -> No
 
     @run_async
     async def body() -> None:
-        app = WorkbenchApp(snapshot=True, watch=False, config=load_config())
+        app = Recording(snapshot=True, watch=False, config=load_config())
         async with app.run_test(size=SIZE) as pilot:
             await settle(pilot)
-            notices = [n.message for n in app._notifications]
+            notices = app.notices
             assert any("bench_ms: -3 is not a number" in n and str(conf) in n for n in notices)
             assert any("theme 'no-such-theme' is not installed" in n for n in notices)
             assert any("[keys] not_an_action: no action" in n for n in notices)
@@ -77,7 +77,7 @@ def test_a_bad_configuration_starts_with_defaults_and_a_notice(conf: Path) -> No
 def test_theme_and_kernel_are_remembered(conf: Path) -> None:
     @run_async
     async def body() -> None:
-        app = WorkbenchApp(snapshot=True, watch=False, config=load_config(), remember=True)
+        app = Recording(snapshot=True, watch=False, config=load_config(), remember=True)
         async with app.run_test(size=SIZE) as pilot:
             await open_at(pilot, SWIGLU)
             app.theme = "nord"
@@ -89,7 +89,7 @@ def test_theme_and_kernel_are_remembered(conf: Path) -> None:
 
     @run_async
     async def again() -> None:
-        app = WorkbenchApp(
+        app = Recording(
             corpus=remembered.remembered["corpus"],
             snapshot=True,
             watch=False,

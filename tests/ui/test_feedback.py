@@ -9,33 +9,39 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from workbench.app import WorkbenchApp
-from workbench.screens.save_fixture import SaveFixtureScreen
+from workbench.dialogs.save_fixture import SaveFixtureScreen
+from workbench.viewmodel.jobs import RUN
 
-from .conftest import SIZE, SWIGLU, open_at, post_key, press_settled, run_async, settle, verdict
+from .conftest import (
+    SIZE,
+    SWIGLU,
+    Recording,
+    open_at,
+    post_key,
+    press_settled,
+    run_async,
+    settle,
+    verdict,
+)
 
 ATTENTION = "10_backward_attention.wgsl:attention_backward"
 
 
-def _notices(app: WorkbenchApp) -> list[str]:
-    return [n.message for n in app._notifications]
-
-
 @run_async
 async def test_save_fixture_before_any_run_says_why() -> None:
-    app = WorkbenchApp(snapshot=True, watch=False)
+    app = Recording(snapshot=True, watch=False)
     async with app.run_test(size=SIZE) as pilot:
         await open_at(pilot, SWIGLU, seq="4", d_ff="64")
         await press_settled(pilot, "f")
         assert not isinstance(app.screen, SaveFixtureScreen)
-        assert any("nothing to save yet" in n and "press r" in n for n in _notices(app))
+        assert any("nothing to save yet" in n and "press r" in n for n in app.notices)
         await press_settled(pilot, "r", "f")  # with a run, the same key saves
         assert isinstance(app.screen, SaveFixtureScreen)
 
 
 @run_async
 async def test_status_leads_with_the_gradient_check_just_run() -> None:
-    app = WorkbenchApp(snapshot=True, watch=False)
+    app = Recording(snapshot=True, watch=False)
     async with app.run_test(size=SIZE) as pilot:
         await open_at(pilot, SWIGLU, seq="4", d_ff="64")
         await press_settled(pilot, "g")
@@ -50,18 +56,18 @@ async def test_status_leads_with_the_gradient_check_just_run() -> None:
 
 @run_async
 async def test_escape_says_cancelled_at_once() -> None:
-    app = WorkbenchApp(snapshot=True, watch=False)
+    app = Recording(snapshot=True, watch=False)
     async with app.run_test(size=SIZE) as pilot:
         await open_at(pilot, ATTENTION, seq="128")
-        with app.gpu_lock:  # the run waits for the GPU until escape has been handled
-            await post_key(pilot, "r", lambda: app.main.busy == "run")
+        with app.jobs.gpu_lock:  # the run waits for the GPU until escape has been handled
+            await post_key(pilot, "r", lambda: app.main.busy is RUN)
             # The notification arrives as a message of its own, after the verdict has changed.
             await post_key(
                 pilot,
                 "escape",
                 lambda: (
                     "CANCELLED" in verdict(app)
-                    and any("cancelled the run" in n for n in _notices(app))
+                    and any("cancelled the run" in n for n in app.notices)
                 ),
             )
             # Said while the cancelled work still waits for the GPU: the screen is free again.
@@ -83,11 +89,11 @@ async def test_keys_that_cannot_act_say_why(tmp_path: Path) -> None:
         "    if (gid.x < arrayLength(&y)) { y[gid.x] = 2.0 * x[gid.x]; }\n"
         "}\n"
     )
-    app = WorkbenchApp(tmp_path, snapshot=True, watch=False)
+    app = Recording(tmp_path, snapshot=True, watch=False)
     async with app.run_test(size=SIZE) as pilot:
         await open_at(pilot, "scale.wgsl:scale", n="64")
         await press_settled(pilot, "g", "right_square_bracket", "escape")
-        notices = _notices(app)
+        notices = app.notices
         assert any("scale has no gradient to check" in n for n in notices)
         assert any("no footprint yet: press o" in n for n in notices)
         assert any("nothing is running" in n for n in notices)

@@ -12,9 +12,9 @@ from textual.widgets import DataTable, Label
 from workbench.app import WorkbenchApp
 from workbench.cli import main
 from workbench.config import load_config
+from workbench.dialogs.save_fixture import SaveFixtureScreen
 from workbench.fixtures import SHIPPED_FIXTURES
 from workbench.screens.fixtures import FixturesScreen
-from workbench.screens.save_fixture import SaveFixtureScreen
 from workbench.viewmodel.fixture_places import (
     PACKAGE,
     fixture_places,

@@ -10,11 +10,10 @@ from __future__ import annotations
 from textual.color import Color
 from textual.widgets import Input, TabbedContent, Tree
 
-from workbench.app import WorkbenchApp
 from workbench.screens.fixtures import FixturesScreen
 from workbench.viewmodel.keys import help_table
 
-from .conftest import SIZE, open_kernel, run_async, settle
+from .conftest import SIZE, Recording, open_kernel, run_async, settle
 from .test_typing import EMBED, type_fast
 
 
@@ -24,7 +23,7 @@ def _edge(widget: object, side: str) -> Color:
 
 @run_async
 async def test_d_then_digits_at_start_go_into_the_dims_not_into_commands() -> None:
-    app = WorkbenchApp(snapshot=True, watch=False)
+    app = Recording(snapshot=True, watch=False)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         assert app.main.current == EMBED  # the first kernel
@@ -41,7 +40,7 @@ async def test_d_then_digits_at_start_go_into_the_dims_not_into_commands() -> No
 
 @run_async
 async def test_the_focused_region_is_lit() -> None:
-    app = WorkbenchApp(snapshot=True, watch=False)
+    app = Recording(snapshot=True, watch=False)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         form, tabs, browser = app.main.form, app.main.tabs, app.main.browser
@@ -59,7 +58,7 @@ async def test_the_focused_region_is_lit() -> None:
 
 @run_async
 async def test_d_jumps_to_the_dims_form_from_anywhere_but_a_field() -> None:
-    app = WorkbenchApp(snapshot=True, watch=False)
+    app = Recording(snapshot=True, watch=False)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         await type_fast(pilot, "3", "d", *"128")
@@ -74,14 +73,14 @@ async def test_d_jumps_to_the_dims_form_from_anywhere_but_a_field() -> None:
 
 @run_async
 async def test_filter_enter_opens_the_only_match() -> None:
-    app = WorkbenchApp(snapshot=True, watch=False)
+    app = Recording(snapshot=True, watch=False)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         await open_kernel(pilot, EMBED)
         app.main.browser.tree.focus()
         await type_fast(pilot, "slash", *"nosuch", "enter")
         assert app.focused is app.main.browser.filter_box  # nothing to open: stays to be fixed
-        assert any("no kernel matches 'nosuch'" in n.message for n in app._notifications)
+        assert any("no kernel matches 'nosuch'" in n for n in app.notices)
         await type_fast(pilot, "ctrl+u", *"rope_k_b", "enter")
         assert app.main.current == "11_rope.wgsl:rope_k_backward"
         assert isinstance(app.focused, Tree)

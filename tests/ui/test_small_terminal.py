@@ -3,17 +3,24 @@ values and the help box fit, the footer keeps help and quit, long lines wrap or 
 
 from __future__ import annotations
 
+from typing import ClassVar, cast
+
+import pytest
+from textual.app import App, ComposeResult
+from textual.binding import BindingType
+from textual.screen import Screen
+from textual.widget import Widget
 from textual.widgets import Input
-from textual.widgets._footer import FooterKey
 
 from workbench.app import WorkbenchApp
+from workbench.commands import bindings
 from workbench.screens.help import HelpScreen
 from workbench.viewmodel.keys import BY_ID, FOOTER_FIRST, footer_rank
 from workbench.widgets.browser import KernelBrowser
 from workbench.widgets.detail_line import DetailLine
-from workbench.widgets.key_footer import KeyFooter
+from workbench.widgets.key_footer import KeyFooter, ShownKey
 
-from .conftest import SWIGLU, open_at, open_kernel, press_settled, run_async, settle
+from .conftest import SWIGLU, open_kernel, press_settled, run_async, settle
 
 SMALL = (80, 24)
 EMBED = "01_embedding.wgsl:embed_lookup"
@@ -23,8 +30,8 @@ def _app() -> WorkbenchApp:
     return WorkbenchApp(snapshot=True, watch=False)
 
 
-def _footer_keys(app: WorkbenchApp) -> list[FooterKey]:
-    return list(app.screen.query_one(KeyFooter).query(FooterKey))
+def _footer_keys(app: WorkbenchApp) -> list[ShownKey]:
+    return app.screen.query_one(KeyFooter).shown()
 
 
 def test_footer_order_is_help_quit_then_what_works_now() -> None:
@@ -70,20 +77,44 @@ async def test_form_values_are_never_cut_at_80_columns() -> None:
             assert field.content_region.width > len(shown), (field.id, shown, field.region)
 
 
-@run_async
-async def test_footer_keeps_help_and_quit_and_cuts_no_key() -> None:
-    for size in (SMALL, (100, 30), (120, 36)):
-        app = _app()
+class _Keys(Screen[None]):
+    """The main screen's keys over a footer, and nothing else."""
+
+    BINDINGS: ClassVar[list[BindingType]] = bindings("main")
+
+    def compose(self) -> ComposeResult:
+        yield KeyFooter()
+
+
+class _Footer(App[None]):
+    BINDINGS: ClassVar[list[BindingType]] = bindings("app")
+
+    def on_mount(self) -> None:
+        self.push_screen(_Keys())
+
+
+@pytest.mark.parametrize("size", [SMALL, (100, 30), (120, 36)])
+def test_footer_keeps_help_and_quit_and_cuts_no_key(size: tuple[int, int]) -> None:
+    """The footer on its own (no GPU): help and quit lead, every key shown is whole and clear
+    of the palette key docked on the right."""
+
+    @run_async
+    async def body() -> None:
+        app = _Footer()
         async with app.run_test(size=size) as pilot:
-            await open_at(pilot, SWIGLU, seq="4", d_ff="64")
-            await press_settled(pilot, "r")
-            keys = _footer_keys(app)
+            await pilot.pause()
+            keys = app.screen.query_one(KeyFooter).shown()
             shown = [k.key_display for k in keys if not k.has_class("-command-palette")]
             assert shown[:2] == ["?", "q"], (size, shown)
             palette = next(k for k in keys if k.has_class("-command-palette"))
             for k in keys:
-                if k is not palette:  # whole, and clear of the palette key docked on the right
-                    assert k.region.right <= palette.region.x, (size, k.description)
+                if k is not palette:
+                    assert cast(Widget, k).region.right <= cast(Widget, palette).region.x, (
+                        size,
+                        k.description,
+                    )
+
+    body()
 
 
 @run_async

@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import numpy as np
 from textual.pilot import Pilot
+from textual.widgets import OptionList
 
 from workbench.app import WorkbenchApp
+from workbench.pipelines import shipped_names
 from workbench.screens.steps import StepsScreen
 from workbench.widgets.step_buffers import StepBuffers
 from workbench.widgets.step_list import StepList
@@ -23,7 +25,9 @@ async def open_steps(pilot: Pilot, pipeline: str = "attention") -> StepsScreen:
     screen = app.screen
     assert isinstance(screen, StepsScreen)
     if screen.stepper is None or screen.stepper.plan.name != pipeline:
-        screen._load(pipeline)
+        pipelines = screen.query_one("#steps-pipelines", OptionList)
+        pipelines.highlighted = shipped_names().index(pipeline)
+        pipelines.action_select()
         await settle(pilot)
     screen.query_one(StepList).focus()
     await pilot.pause()
@@ -80,7 +84,7 @@ async def test_keys_answer_while_a_step_runs() -> None:
     async with app.run_test(size=SIZE) as pilot:
         screen = await open_steps(pilot)
         await press_settled(pilot, "n", "n")  # attention_forward next: the slowest step
-        with app.gpu_lock:  # hold the GPU so the step waits, then press keys meanwhile
+        with app.jobs.gpu_lock:  # hold the GPU so the step waits, then press keys meanwhile
             await pilot.press("n")
             await pilot.pause(0.1)
             assert screen.busy

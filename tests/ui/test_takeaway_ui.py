@@ -13,18 +13,14 @@ from textual.pilot import Pilot
 from textual.widgets import Input, Select
 
 from workbench.app import WorkbenchApp
-from workbench.screens.confirm import ConfirmScreen
-from workbench.screens.jump import JumpScreen
-from workbench.screens.save_path import SavePathScreen
+from workbench.dialogs.confirm import ConfirmScreen
+from workbench.dialogs.jump import JumpScreen
+from workbench.dialogs.save_path import SavePathScreen
 from workbench.widgets.array_view import ArrayView
 
-from .conftest import SIZE, SWIGLU, open_at, press_settled, run_async, settle
+from .conftest import SIZE, SWIGLU, Recording, open_at, press_settled, run_async, settle
 
 ROPE = "11_rope.wgsl:rope_q"
-
-
-def _notices(app: WorkbenchApp) -> list[str]:
-    return [n.message for n in app._notifications]
 
 
 async def _submit_path(pilot: Pilot, path: Path) -> None:
@@ -44,11 +40,11 @@ def in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 @run_async
 async def test_save_case_and_one_buffer_asking_before_overwriting(in_tmp: Path) -> None:
-    app = WorkbenchApp(snapshot=True, watch=False)
+    app = Recording(snapshot=True, watch=False)
     async with app.run_test(size=SIZE) as pilot:
         await open_at(pilot, SWIGLU, seq="4", d_ff="64")
         await press_settled(pilot, "S")
-        assert "no results yet" in _notices(app)[-1]
+        assert "no results yet" in app.notices[-1]
         await press_settled(pilot, "r", "S")
         assert isinstance(app.screen, SavePathScreen)
         box = app.screen.query_one("#save-path", Input)
@@ -59,13 +55,13 @@ async def test_save_case_and_one_buffer_asking_before_overwriting(in_tmp: Path) 
         with np.load(saved, allow_pickle=False) as z:
             np.testing.assert_array_equal(z["outputs.grad_gate"], run.outputs["grad_gate"])
             np.testing.assert_array_equal(z["inputs.up"], run.inputs["up"])
-        assert f"to {saved}" in _notices(app)[-1]
+        assert f"to {saved}" in app.notices[-1]
         # The same name again: asked first; "no" keeps the file as it was.
         before = saved.read_bytes()
         await press_settled(pilot, "S", "enter")
         assert isinstance(app.screen, ConfirmScreen)
         await press_settled(pilot, "n")
-        assert "kept the existing" in _notices(app)[-1] and saved.read_bytes() == before
+        assert "kept the existing" in app.notices[-1] and saved.read_bytes() == before
         # One buffer as .npy: the default follows the choice; a wrong ending is refused inline.
         await press_settled(pilot, "S")
         app.screen.query_one("#save-what", Select).value = "outputs.grad_up"
@@ -80,11 +76,11 @@ async def test_save_case_and_one_buffer_asking_before_overwriting(in_tmp: Path) 
 
 @run_async
 async def test_copy_a_value_and_a_selection(in_tmp: Path) -> None:
-    app = WorkbenchApp(snapshot=True, watch=False)
+    app = Recording(snapshot=True, watch=False)
     async with app.run_test(size=SIZE) as pilot:
         await open_at(pilot, SWIGLU, seq="4", d_ff="64")
         await press_settled(pilot, "y")
-        assert "no array on show" in _notices(app)[-1]
+        assert "no array on show" in app.notices[-1]
         await press_settled(pilot, "r")
         grad_gate = app.main.current_run().outputs["grad_gate"]
         table = app.main.query_one(ArrayView)
@@ -92,16 +88,16 @@ async def test_copy_a_value_and_a_selection(in_tmp: Path) -> None:
         await press_settled(pilot, "down", "right", "right", "y")
         assert table.cursor == (1, 2)
         assert np.float32(app.clipboard) == grad_gate[1, 2]
-        assert _notices(app)[-1] == f"copied grad_gate at seq=1 d_ff=2 = {app.clipboard}"
+        assert app.notices[-1] == f"copied grad_gate at seq=1 d_ff=2 = {app.clipboard}"
         await press_settled(pilot, "shift+down", "shift+right", "y")
         rows = [line.split("\t") for line in app.clipboard.split("\n")]
         np.testing.assert_array_equal(np.array(rows, dtype=np.float32), grad_gate[1:3, 2:4])
-        assert "2×2 values of grad_gate, seq=1 d_ff=2 to seq=2 d_ff=3" in _notices(app)[-1]
+        assert "2×2 values of grad_gate, seq=1 d_ff=2 to seq=2 d_ff=3" in app.notices[-1]
 
 
 @run_async
 async def test_jump_to_a_named_or_flat_index_and_say_what_is_wrong() -> None:
-    app = WorkbenchApp(snapshot=True, watch=False)
+    app = Recording(snapshot=True, watch=False)
     async with app.run_test(size=SIZE) as pilot:
         await open_at(pilot, ROPE, seq="4", n_heads="3", head_dim="16")
         await press_settled(pilot, "r", "j")
@@ -124,12 +120,12 @@ async def test_jump_to_a_named_or_flat_index_and_say_what_is_wrong() -> None:
         app.screen.query_one("#jump-index", Input).value = str(3 * 48 + 2 * 16 + 15)
         await press_settled(pilot, "enter", "y")
         assert np.float32(app.clipboard) == q[3, 2, 15]
-        assert "seq=3 n_heads=2 head_dim=15" in _notices(app)[-1]
+        assert "seq=3 n_heads=2 head_dim=15" in app.notices[-1]
 
 
 @run_async
 async def test_export_the_diff_table_from_the_palette(in_tmp: Path) -> None:
-    app = WorkbenchApp(snapshot=True, watch=False)
+    app = Recording(snapshot=True, watch=False)
     async with app.run_test(size=SIZE) as pilot:
         await open_at(pilot, SWIGLU, seq="4", d_ff="64")
         await press_settled(pilot, "r", "ctrl+p")
@@ -144,4 +140,4 @@ async def test_export_the_diff_table_from_the_palette(in_tmp: Path) -> None:
         await press_settled(pilot, "E")
         await _submit_path(pilot, in_tmp / "diff.md")
         assert (in_tmp / "diff.md").read_text().startswith("# ffn_swiglu_backward seq=4")
-        assert "saved the diff of 2 outputs" in _notices(app)[-1]
+        assert "saved the diff of 2 outputs" in app.notices[-1]

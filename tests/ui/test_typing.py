@@ -17,9 +17,9 @@ from textual.pilot import Pilot
 from textual.widgets import Input, TabbedContent, Tree
 
 from workbench.app import WorkbenchApp
-from workbench.keys_in_order import _path
+from workbench.keys_in_order import key_path
 
-from .conftest import SIZE, _handled, open_kernel, run_async, settle
+from .conftest import SIZE, handled, open_kernel, run_async, settle
 
 EMBED = "01_embedding.wgsl:embed_lookup"
 # Key names of the characters that are not their own name.
@@ -129,8 +129,8 @@ async def test_keys_after_d_wait_for_its_focus_move_while_the_app_is_busy() -> N
             # there, and a while longer (a slow handler, as under load): everything else the
             # loop has to do runs meanwhile. Then `d`'s binding moves the focus on the app's
             # queue (a deferred move), and the digits typed after it must wait for that move.
-            for node in _path(tree):
-                await _handled(node)
+            for node in key_path(tree):
+                await handled(pilot.app, node)
             await asyncio.sleep(0.2)
 
         await type_fast(pilot, "d", *"128", hold=busy)

@@ -12,9 +12,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import workbench.pipelines.exprs as exprs
 from workbench.closeness import ToleranceError, validate_tolerance
 from workbench.errors import UserError
-from workbench.pipelines import exprs
 from workbench.userfiles import describe, read_text
 
 DTYPES = {"f32": "float32", "f16": "float16", "u32": "uint32", "i32": "int32"}

@@ -1,12 +1,13 @@
-"""Screens of the terminal UI, one per module.
+"""Screens of the terminal UI, one per module (a package for the main screen); screens do not
+import each other: one asks the app for another with a message (`workbench.messages.Open…`).
+Dialogs (modal questions) are in `workbench.dialogs`.
 
-main.py          MainScreen: browser + kernel view; owns the per-kernel loop and its workers
-fixtures.py      FixturesScreen: list, replay and open recorded fixtures
-check_all.py     CheckAllScreen: every check of every spec'd kernel, one row each
-bench.py         BenchScreen: sweep an override or A/B two implementations, on the roofline
-help.py          HelpScreen (modal): keys (from the key registry), marks, recipes
-adapters.py      AdapterScreen (modal): choose the adapter to run on
-save_fixture.py  SaveFixtureScreen (modal): a fixture's name and note
-load_npy.py      LoadNpyScreen (modal): fill an input binding from a .npy file
-confirm.py       ConfirmScreen (modal): a yes/no question
+main/             MainScreen: browser + kernel view; one module per concern (selection, case form,
+                  GPU work, baseline, takeaway)
+fixtures.py       FixturesScreen: list, replay and open recorded fixtures
+check_all.py      CheckAllScreen: every check of every spec'd kernel, one row each
+bench.py          BenchScreen: sweep an override or A/B two implementations, on the roofline
+steps.py          StepsScreen: step a pipeline one dispatch at a time
+workgroup_steps.py  WorkgroupStepScreen: step one dispatch a few workgroups at a time
+help.py           HelpScreen (modal): keys (from the key registry), marks, recipes
 """

@@ -1,8 +1,7 @@
 """The bench screen: a sweep of an override constant, or an A/B of two implementations, of one kernel.
 
-Both run in a thread worker holding the app's GPU lock: every variant is checked against the
-reference first, then timed within the budget (`workbench.bench`), while `Progress` messages move
-the bar; escape cancels after the pass in flight and, once nothing runs, goes back. The result is
+Both run as jobs (`SweepJob`, `ABJob`): every variant is checked against the reference first,
+then timed within the budget (`workbench.bench`), while their progress moves the bar; escape cancels after the pass in flight and, once nothing runs, goes back. The result is
 what the command line prints: the sweep as a table sorted by time with the best marked (a failing
 variant listed as failing, never timed), or A and B with their ratio and whether it is beyond noise;
 and the roofline with each timed variant as a point.
@@ -10,27 +9,27 @@ and the roofline with each timed variant as a point.
 
 from __future__ import annotations
 
-import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, ClassVar
 
 from rich.text import Text
-from textual import on, work
+from textual import on
 from textual.app import ComposeResult
-from textual.binding import Binding
+from textual.binding import BindingType
 from textual.containers import Horizontal
 from textual.screen import Screen
 from textual.widgets import Button, Checkbox, DataTable, Input, ProgressBar, Static
-from textual.worker import Worker, WorkerState, get_current_worker
 
-from workbench.bench.ab import ABResult, ab
+from workbench.bench.ab import ABResult
 from workbench.bench.plot import Point
 from workbench.bench.report import CPU_TIMES, ab_lines, method_on, roofline_line, sweep_rows
-from workbench.bench.sweep import SweepResult, check_override, parse_sweep, replan, sweep
+from workbench.bench.sweep import SweepResult, check_override, parse_sweep, replan
+from workbench.commands import bindings
 from workbench.errors import UserError, WorkbenchError
-from workbench.messages import BenchFailed, BenchFinished, Progress
-from workbench.session import DEFAULT_WARMUP_MS, Budget
-from workbench.units import fmt_ms
+from workbench.jobs import RunsJobs
+from workbench.messages import JobFailed, JobProgress
+from workbench.session import Budget
+from workbench.viewmodel.jobs import ABJob, Job, SweepJob, Ticket, ui_budget
 from workbench.wgsl.corpus import SHIPPED, load_corpus
 from workbench.widgets.key_footer import KeyFooter
 from workbench.widgets.roofline_chart import RooflineChart
@@ -41,14 +40,6 @@ if TYPE_CHECKING:
     from workbench.session import Case, Session
 
 DEFAULT_MS = 100.0
-Job = Callable[[Callable[[str, float | None], None], Callable[[], bool]], "SweepResult | ABResult"]
-
-
-def ui_budget(config: Config, ms: float, flush: bool = False) -> Budget:
-    """The UI's timing budget: `ms` of measurement after the configured warm-up (`warmup_ms`;
-    unset, the engine's DEFAULT_WARMUP_MS, as `workbench bench` warms up)."""
-    warm = config["warmup_ms"]
-    return Budget(ms=ms, warmup_ms=DEFAULT_WARMUP_MS if warm is None else warm, flush=flush)
 
 
 def default_sweep(case: Case) -> str:
@@ -70,12 +61,10 @@ def points_of(results: list[BenchResult]) -> list[Point]:
     ]
 
 
-class BenchScreen(Screen[None]):
+class BenchScreen(RunsJobs, Screen[None]):
     """Sweep or A/B of the current kernel, with progress, cancel, a table and the roofline."""
 
-    BINDINGS: ClassVar[list[Binding]] = [
-        Binding("escape", "leave", "Cancel / back", id="leave_bench"),
-    ]
+    BINDINGS: ClassVar[list[BindingType]] = bindings("bench")
     DEFAULT_CSS = """
     BenchScreen #bench-inputs { height: auto; }
     BenchScreen #bench-inputs Input { width: 1fr; }
@@ -84,15 +73,12 @@ class BenchScreen(Screen[None]):
     BenchScreen #bench-text { height: auto; }
     """
 
-    def __init__(
-        self, session: Session, gpu_lock: threading.Lock, case: Case, config: Config
-    ) -> None:
+    def __init__(self, session: Session, case: Case, config: Config) -> None:
         super().__init__()
         self.session = session
-        self.gpu_lock = gpu_lock
         self.case = case
         self.config = config
-        self._worker: Worker[None] | None = None
+        self._ticket: Ticket | None = None  # the bench in flight
         self.result: SweepResult | ABResult | None = None
 
     def compose(self) -> ComposeResult:
@@ -114,7 +100,9 @@ class BenchScreen(Screen[None]):
             yield Checkbox("flush", id="bench-flush")
         yield ProgressBar(total=1.0, show_eta=False, id="bench-progress")
         yield Static(id="bench-status")
-        table = DataTable(id="bench-table", zebra_stripes=True, cursor_type="row")
+        table: DataTable[object] = DataTable(
+            id="bench-table", zebra_stripes=True, cursor_type="row"
+        )
         table.add_columns("", "variant", "check", "median", "p10–p90", "reps", "rate", "vs best")
         yield table
         yield Static(id="bench-text")
@@ -149,12 +137,7 @@ class BenchScreen(Screen[None]):
         def make(overrides: Mapping[str, float]) -> Case:
             return replan(self.session, base, overrides)
 
-        self._start(
-            lambda progress, cancelled: sweep(
-                self.session, make, name, values, budget,
-                self.session.roofline(cancelled=cancelled), progress, cancelled,
-            )
-        )  # fmt: skip
+        self._start(SweepJob(self.session, make, name, tuple(values), budget))
 
     @on(Button.Pressed, "#bench-run-ab")
     def start_ab(self) -> None:
@@ -167,70 +150,40 @@ class BenchScreen(Screen[None]):
         except WorkbenchError as exc:
             self._say(str(exc).split("\n", 1)[0], "red")
             return
-        warm = fmt_ms(budget.warmup_ms)
+        self._start(ABJob(self.session, ("A (this kernel)", a), (f"B ({vs})", b), budget))
 
-        def job(progress: Callable[[str, float | None], None], cancelled: Callable[[], bool]):
-            return ab(
-                self.session,
-                ("A (this kernel)", a),
-                (f"B ({vs})", b),
-                budget,
-                self.session.roofline(cancelled=cancelled),
-                lambda done, total: progress(f"timing A B A B … {done}/{total}", done / total),
-                cancelled,
-                lambda _part: progress(f"warming up the adapter for {warm}", None),
-            )
-
-        self._start(job)
-
-    def _start(self, job: Job) -> None:
-        if self._worker is not None and self._worker.is_running:
+    def _start(self, job: Job[SweepResult | ABResult]) -> None:
+        if self._ticket is not None:
             self.notify("a bench is in flight: escape cancels it", severity="warning")
             return
         self.query_one(ProgressBar).update(total=1.0, progress=0.0)
         self._say("waiting for the GPU…", "")
-        self._worker = self._run(job)
+        self._ticket = self.submit(job, self._finished, self._failed, self._progress, self._stopped)
 
-    @work(thread=True, exclusive=True, group="bench")
-    def _run(self, job: Job) -> None:
-        worker = get_current_worker()
-
-        def progress(line: str, fraction: float | None) -> None:
-            self.post_message(Progress(line, fraction))
-
-        try:
-            with self.gpu_lock:
-                if self.session.measured_roofline() is None:
-                    progress("measuring the adapter's roofline (once per adapter)", None)
-                result = job(progress, lambda: worker.is_cancelled)
-        except WorkbenchError as exc:
-            self.post_message(BenchFailed(str(exc).split("\n", 1)[0]))
-            return
-        except Exception as exc:  # a bug in a spec must not take the UI down: show it
-            self.post_message(BenchFailed(f"internal error: {type(exc).__name__}: {exc}"))
-            return
-        self.post_message(BenchFinished(result, worker.is_cancelled))
+    def _stopped(self) -> None:
+        self._ticket = None
+        self._say("cancelled", "yellow")
 
     # -- results -------------------------------------------------------------------------------
     def _say(self, line: str, style: str) -> None:
         self.query_one("#bench-status", Static).update(Text(line, style=style))
 
-    @on(Progress)
-    def _progress(self, message: Progress) -> None:
+    def _progress(self, message: JobProgress) -> None:
         self._say(message.line, "")
         if message.fraction is not None:
             self.query_one(ProgressBar).update(progress=message.fraction)
 
-    @on(BenchFailed)
-    def _failed(self, message: BenchFailed) -> None:
-        self._say(message.error, "red")
+    def _failed(self, failure: JobFailed) -> None:
+        self._ticket = None
+        self._say(failure.error.split("\n", 1)[0], "red")
 
-    @on(BenchFinished)
-    def _finished(self, message: BenchFinished) -> None:
-        self.result = res = message.result
+    def _finished(self, res: SweepResult | ABResult) -> None:
+        cancelled = self._ticket is not None and self._ticket.cancelled
+        self._ticket = None
+        self.result = res
         self.query_one(ProgressBar).update(progress=1.0)
         roof = self.session.measured_roofline()
-        status = "cancelled: what was measured before is shown" if message.cancelled else "done"
+        status = "cancelled: what was measured before is shown" if cancelled else "done"
         self._say(status + (f"; {roofline_line(roof)}" if roof else ""), "")
         table = self.query_one("#bench-table", DataTable)
         table.clear()
@@ -266,13 +219,9 @@ class BenchScreen(Screen[None]):
         else:
             chart.show(roof.bandwidth_gb_s, roof.peak_gflop_s, points_of(results))
 
-    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
-        if event.worker is self._worker and event.state == WorkerState.CANCELLED:
-            self._say("cancelled", "yellow")
-
     def action_leave(self) -> None:
-        if self._worker is not None and self._worker.is_running:
-            self._worker.cancel()
+        if self._ticket is not None:
+            self.cancel(self._ticket)
             self._say("cancelling after the pass in flight…", "yellow")
         else:
             self.dismiss(None)

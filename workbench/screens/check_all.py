@@ -1,52 +1,45 @@
 """The check-all screen: every check of every kernel with a spec, one row each as results arrive.
 
-The checks run in a thread worker holding the app's GPU lock one kernel at a time; each kernel's
-row arrives as a `KernelChecked` message. Escape cancels between kernels, then goes back.
+The checks run as jobs (`CheckJob`), one kernel at a time: each kernel's row is added when its
+job ends, and the next kernel's job is submitted then. Escape cancels the kernel in flight (its
+row still comes) and starts no other; then it goes back.
 """
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, ClassVar
 
 from rich.text import Text
-from textual import on, work
 from textual.app import ComposeResult
-from textual.binding import Binding
+from textual.binding import BindingType
 from textual.screen import Screen
 from textual.widgets import DataTable, ProgressBar, Static
-from textual.worker import Worker, WorkerState, get_current_worker
 
-from workbench.errors import WorkbenchError
-from workbench.messages import KernelChecked
-from workbench.viewmodel.advice import ui_message
+from workbench.commands import bindings
+from workbench.jobs import RunsJobs
+from workbench.messages import JobFailed
+from workbench.viewmodel.jobs import CheckJob, Ticket
 from workbench.widgets.key_footer import KeyFooter
 
 if TYPE_CHECKING:
+    from workbench.checks import CheckReport
     from workbench.session import Case, Session
 
 VERDICT = {True: ("✓ pass", "green"), False: ("✗ FAIL", "bold red"), None: ("✗ error", "red")}
 
 
-class CheckAllScreen(Screen[None]):
+class CheckAllScreen(RunsJobs, Screen[None]):
     """`check_case` over every kernel with a spec, one row each, as the results arrive."""
 
-    BINDINGS: ClassVar[list[Binding]] = [
-        Binding("escape", "leave", "Cancel / back", id="leave_check_all"),
-    ]
+    BINDINGS: ClassVar[list[BindingType]] = bindings("check_all")
 
-    def __init__(
-        self,
-        session: Session,
-        gpu_lock: threading.Lock,
-        cases: list[tuple[str, Callable[[], Case]]],
-    ) -> None:
+    def __init__(self, session: Session, cases: list[tuple[str, Callable[[], Case]]]) -> None:
         super().__init__()
         self.session = session
-        self.gpu_lock = gpu_lock
         self.cases = cases  # (kernel name, a function building its case)
-        self._worker: Worker[None] | None = None
+        self._ticket: Ticket | None = None  # the kernel in flight
+        self._stopped = False
         self.done = False  # every row in, or the checks cancelled: escape goes back
 
     def compose(self) -> ComposeResult:
@@ -59,55 +52,57 @@ class CheckAllScreen(Screen[None]):
             id="check-head",
         )
         yield ProgressBar(total=max(len(self.cases), 1), show_eta=False, id="check-progress")
-        table = DataTable(id="check-table", zebra_stripes=True, cursor_type="row")
+        table: DataTable[object] = DataTable(
+            id="check-table", zebra_stripes=True, cursor_type="row"
+        )
         table.add_columns("kernel", "verdict", "checks")
         yield table
         yield KeyFooter()
 
     def on_mount(self) -> None:
-        self._worker = self._check_all()
+        self._check(0)
 
-    @work(thread=True, exclusive=True, group="check-all")
-    def _check_all(self) -> None:
-        from workbench.checks import check_case
+    def _check(self, index: int) -> None:
+        """Check kernel `index`, then the next; the last one (or a cancel) ends it."""
+        if index >= len(self.cases) or self._stopped:
+            self._finish("cancelled" if self._stopped else "done")
+            return
+        name, make_case = self.cases[index]
 
-        worker = get_current_worker()
-        for name, make_case in self.cases:
-            if worker.is_cancelled:
-                break
-            try:
-                case = make_case()
-                with self.gpu_lock:
-                    report = check_case(self.session, case, cancelled=lambda: worker.is_cancelled)
-                ok: bool | None = report.ok
-                summary = "; ".join(f"{r.kind} {r.summary}" for r in report.results)
-                if report.verdict not in ("pass", "fail"):
-                    summary = f"{report.verdict.text}; {summary}"
-            except WorkbenchError as exc:
-                ok, summary = None, ui_message(exc).split("\n", 1)[0]
-            except Exception as exc:  # a broken spec or check is a row, not a crash
-                ok, summary = None, f"internal error: {type(exc).__name__}: {exc}"
-            self.post_message(KernelChecked(name, ok, summary))
+        def checked(report: CheckReport) -> None:
+            ok: bool | None = report.ok
+            summary = "; ".join(f"{r.kind} {r.summary}" for r in report.results)
+            if report.verdict not in ("pass", "fail"):
+                summary = f"{report.verdict.text}; {summary}"
+            self._row(name, ok, summary)
+            self._check(index + 1)
 
-    @on(KernelChecked)
-    def _row(self, message: KernelChecked) -> None:
-        label, style = VERDICT[message.ok]
-        self.query_one(DataTable).add_row(message.name, Text(label, style=style), message.summary)
+        def failed(failure: JobFailed) -> None:
+            self._row(name, None, failure.error.split("\n", 1)[0])
+            self._check(index + 1)
+
+        self._ticket = self.submit(
+            CheckJob(self.session, make_case), checked, failed, cancelled=self._cancelled
+        )
+
+    def _cancelled(self) -> None:
+        self._finish("cancelled")
+
+    def _row(self, name: str, ok: bool | None, summary: str) -> None:
+        label, style = VERDICT[ok]
+        self.query_one(DataTable).add_row(name, Text(label, style=style), summary)
         self.query_one(ProgressBar).advance(1)
 
-    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
-        if event.worker is not self._worker or not event.worker.is_finished:
-            return
-        # A finished worker's rows were queued before this message; a cancelled one may still
-        # add the row of the kernel it was checking.
+    def _finish(self, note: str) -> None:
+        self._ticket = None
         self.done = True
-        note = "cancelled" if event.state == WorkerState.CANCELLED else "done"
         self.query_one("#check-head", Static).update(
             Text.assemble(("Check all", "bold"), f"  {note}; escape goes back")
         )
 
     def action_leave(self) -> None:
-        if not self.done and self._worker is not None:
-            self._worker.cancel()
+        if not self.done and self._ticket is not None:
+            self._stopped = True
+            self.cancel(self._ticket)
         else:
             self.dismiss(None)

@@ -1,5 +1,5 @@
 """The fixtures screen: every fixture with its status and where it comes from (shipped with the
-package, read-only, or the user's own), replay all (in a thread worker, with progress), and open
+package, read-only, or the user's own), replay all (one `ReplayJob` per fixture, with progress), and open
 one in the kernel view. Before a replay the result column says `not replayed`; the note is in the
 detail below the table.
 
@@ -10,19 +10,17 @@ itself touches no wgpu; it calls `workbench.fixtures`, which goes through the Se
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from contextlib import nullcontext
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import ClassVar
 
 from rich.text import Text
-from textual import on, work
+from textual import on
 from textual.app import ComposeResult
-from textual.binding import Binding
+from textual.binding import BindingType
 from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import DataTable, ProgressBar, Static
-from textual.worker import Worker, WorkerState, get_current_worker
 
 from workbench.commands import bindings
 from workbench.errors import WorkbenchError
@@ -33,14 +31,15 @@ from workbench.fixtures import (
     ReplayResult,
     find_fixtures,
     load_fixture,
-    replay_fixture,
 )
 from workbench.fixtures.replay import unreadable
 from workbench.fixtures.report import result_lines, summary_line
-from workbench.messages import FixtureReplayed, Progress
+from workbench.jobs import RunsJobs
+from workbench.messages import JobFailed, JobProgress
 from workbench.session import Case, Run, Session
 from workbench.units import fmt_count
 from workbench.viewmodel.fixture_places import origin
+from workbench.viewmodel.jobs import ReplayJob, Ticket
 from workbench.viewmodel.paths import shown_path
 from workbench.widgets.key_footer import KeyFooter
 
@@ -64,10 +63,10 @@ def _status(kind: str) -> Text:
     return Text(label, style=style)
 
 
-class FixturesScreen(Screen):
+class FixturesScreen(RunsJobs, Screen[None]):
     """Fixtures with their status; `r` replays them all, `enter` opens one in the kernel view."""
 
-    BINDINGS: ClassVar[list[Binding]] = bindings("fixtures")
+    BINDINGS: ClassVar[list[BindingType]] = bindings("fixtures")
 
     class OpenCase(Message):
         """Show this fixture's case (and its run, None when it did not compile) in the kernel view."""
@@ -81,7 +80,7 @@ class FixturesScreen(Screen):
     def __init__(
         self,
         session: Session | Callable[[], Session],
-        paths: list[str | Path] | None = None,
+        paths: Sequence[str | Path] | None = None,
         name: str | None = None,
         id: str | None = None,
         classes: str | None = None,
@@ -96,7 +95,8 @@ class FixturesScreen(Screen):
         self.paths = [Path(p) for p in paths] if paths else [SHIPPED_FIXTURES]
         self.fixtures: dict[str, Fixture | None] = {}  # manifest path -> fixture (None: unreadable)
         self.results: dict[str, ReplayResult] = {}
-        self._worker: Worker | None = None
+        self._ticket: Ticket | None = None  # the fixture replaying now
+        self._stopped = False  # cancelled: replay no further fixture
 
     @property
     def session(self) -> Session:
@@ -186,47 +186,39 @@ class FixturesScreen(Screen):
         for p in paths:
             table.update_cell(str(p), "status", _status("running"))
         self.query_one(ProgressBar).update(total=1.0, progress=0.0)
-        self._worker = self._replay(paths)
+        self._stopped = False
+        self._replay(paths, 0, [])
         self.refresh_bindings()
 
-    @work(thread=True, exclusive=True, group="fixtures-replay", exit_on_error=False)
-    def _replay(self, paths: list[Path]) -> list[ReplayResult]:
-        worker = get_current_worker()
-        session = self.session
-        # The app serialises GPU work of its workers with a lock; hold it one fixture at a time.
-        lock = getattr(self.app, "gpu_lock", None) or nullcontext()
-        results: list[ReplayResult] = []
-        for i, path in enumerate(paths):
-            if worker.is_cancelled:
-                break
-            base, span = i / len(paths), 1 / len(paths)
+    def _replay(self, paths: list[Path], index: int, results: list[ReplayResult]) -> None:
+        """Replay fixture `index` (a job), then the next; the last one (or a cancel) ends it."""
+        if index >= len(paths) or self._stopped:
+            self._replayed(results, cancelled=self._stopped)
+            return
+        base, span = index / len(paths), 1 / len(paths)
 
-            def say(
-                msg: str, frac: float, base: float = base, span: float = span, name: str = path.stem
-            ) -> None:
-                self.post_message(Progress(f"{name}: {msg}", base + span * frac))
+        def progress(message: JobProgress) -> None:
+            self._progress(message.line, base + span * (message.fraction or 0.0))
 
-            try:
-                fixture = load_fixture(path)
-            except FixtureError as exc:
-                result = unreadable(path, str(exc), session.adapter.label)
-            else:
-                with lock:
-                    result = replay_fixture(
-                        session, fixture, progress=say, cancelled=lambda: worker.is_cancelled
-                    )
+        def done(result: ReplayResult) -> None:
             results.append(result)
-            self.post_message(FixtureReplayed(result))
-        return results
+            self._show_result(result)
+            self._replay(paths, index + 1, results)
 
-    @on(Progress)
-    def _progress(self, message: Progress) -> None:
-        self.query_one(ProgressBar).update(progress=max(0.0, min(1.0, message.fraction or 0.0)))
-        self._label(message.line)
+        def failed(failure: JobFailed) -> None:
+            self._replayed(results, error=failure.error)
 
-    @on(FixtureReplayed)
-    def _show_result(self, message: FixtureReplayed) -> None:
-        r = message.result
+        def cancelled() -> None:
+            self._replayed(results, cancelled=True)
+
+        job = ReplayJob(self.session, paths[index])
+        self._ticket = self.submit(job, done, failed, progress, cancelled)
+
+    def _progress(self, line: str, fraction: float) -> None:
+        self.query_one(ProgressBar).update(progress=max(0.0, min(1.0, fraction)))
+        self._label(line)
+
+    def _show_result(self, r: ReplayResult) -> None:
         key = str(r.path)
         self.results[key] = r
         table = self.query_one(DataTable)
@@ -235,24 +227,23 @@ class FixturesScreen(Screen):
             table.update_cell(key, "result", self._result_text(r))
         self._show_detail()
 
-    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
-        if event.worker is not self._worker:
-            return
-        if event.state == WorkerState.SUCCESS:
-            results = event.worker.result or []
+    def _replayed(
+        self, results: list[ReplayResult], cancelled: bool = False, error: str = ""
+    ) -> None:
+        self._ticket = None
+        if error:
+            self._label(f"replay stopped: {error}")
+            self.notify(f"Replay stopped: {error}", severity="error")
+        elif cancelled:
+            self._label("replay cancelled")
+        else:
             self._label(summary_line(results))
             self.notify(
                 summary_line(results),
                 severity="information" if all(r.ok for r in results) else "error",
             )
-        elif event.state == WorkerState.CANCELLED:
-            self._label("replay cancelled")
-        elif event.state == WorkerState.ERROR:
-            self._label(f"replay stopped: {event.worker.error}")
-            self.notify(f"Replay stopped: {event.worker.error}", severity="error")
-        if event.state in (WorkerState.SUCCESS, WorkerState.CANCELLED, WorkerState.ERROR):
-            self._reset_running_rows()
-            self.refresh_bindings()
+        self._reset_running_rows()
+        self.refresh_bindings()
 
     def _reset_running_rows(self) -> None:
         table = self.query_one(DataTable)
@@ -261,14 +252,12 @@ class FixturesScreen(Screen):
             table.update_cell(key, "status", _status(r.status if r else "pending"))
 
     def _replaying(self) -> bool:
-        return self._worker is not None and self._worker.state in (
-            WorkerState.PENDING,
-            WorkerState.RUNNING,
-        )
+        return self._ticket is not None
 
     def action_cancel(self) -> None:
-        if self._replaying() and self._worker is not None:
-            self._worker.cancel()
+        if self._ticket is not None:
+            self._stopped = True
+            self.cancel(self._ticket)
             self._label("cancelling after the fixture in progress…")
 
     # -- opening ---------------------------------------------------------------------------------

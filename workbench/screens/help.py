@@ -6,11 +6,12 @@ from __future__ import annotations
 from typing import ClassVar
 
 from textual.app import ComposeResult
-from textual.binding import Binding
+from textual.binding import BindingType
 from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Markdown
 
+from workbench.commands import bindings
 from workbench.recipes import RECIPES
 from workbench.viewmodel.keys import help_table, key
 
@@ -63,13 +64,8 @@ line in Source while the last good results stay visible, marked STALE.
 class HelpScreen(ModalScreen[None]):
     """Keys, marks and recipes on one page."""
 
-    BINDINGS: ClassVar[list[Binding]] = [
-        Binding("escape,q,question_mark,f1", "dismiss", "Close", id="close_help")
-    ]
+    BINDINGS: ClassVar[list[BindingType]] = bindings("help")
 
     def compose(self) -> ComposeResult:
         with VerticalScroll():
             yield Markdown(help_text())
-
-    def action_dismiss(self) -> None:
-        self.dismiss(None)

@@ -5,30 +5,31 @@ verdict against its spec's float64 reference on its own inputs, its GPU time and
 Below: the buffers after the highlighted step, those it changed marked, and the highlighted buffer
 in the array view. Keys (ids `steps_next`, `steps_back`, ...; the registry is `viewmodel.keys`):
 next, back, run to the highlighted step, run to the end, reset, mark a step and diff the
-highlighted buffer between the marked and the highlighted step. Stepping runs in a worker thread
-that posts typed messages back, so keys answer while a step runs; the figures come from
+highlighted buffer between the marked and the highlighted step. Opening and stepping are jobs
+(`PipelineOpenJob`, `PipelineStepJob`), so keys answer while a step runs; the figures come from
 `viewmodel.steps`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from rich.text import Text
-from textual import on, work
+from textual import on
 from textual.app import ComposeResult
-from textual.binding import Binding
+from textual.binding import BindingType
 from textual.containers import Horizontal
 from textual.screen import Screen
 from textual.widgets import DataTable, OptionList, Static
 
 from workbench.commands import bindings
 from workbench.errors import WorkbenchError
-from workbench.messages import StepFailed, Stepped, StepperReady
-from workbench.pipelines import load_pipeline, shipped_names
-from workbench.pipelines.plan import plan
+from workbench.jobs import RunsJobs
+from workbench.messages import JobFailed
+from workbench.pipelines import shipped_names
 from workbench.pipelines.stepper import Stepper
+from workbench.viewmodel.jobs import PipelineOpenJob, PipelineStepJob
 from workbench.viewmodel.keys import key
 from workbench.viewmodel.steps import diff_lines, steps_view
 from workbench.widgets.buffer_view import BufferView
@@ -36,11 +37,14 @@ from workbench.widgets.key_footer import KeyFooter
 from workbench.widgets.step_buffers import StepBuffers
 from workbench.widgets.step_list import StepList
 
+if TYPE_CHECKING:
+    from workbench.app import WorkbenchApp
 
-class StepsScreen(Screen[None]):
+
+class StepsScreen(RunsJobs, Screen[None]):
     """A pipeline, steppable both ways, with every buffer kept."""
 
-    BINDINGS: ClassVar[list[Binding]] = bindings("steps")
+    BINDINGS: ClassVar[list[BindingType]] = bindings("steps")
 
     DEFAULT_CSS = """
     StepsScreen #steps-title { height: 1; padding: 0 1; background: $panel; }
@@ -60,6 +64,10 @@ class StepsScreen(Screen[None]):
         self.mark: int | None = None
         self._diff: tuple[str, int, int] | None = None  # buffer, earlier step, later step
 
+    @property
+    def wb(self) -> WorkbenchApp:
+        return self.app  # type: ignore[return-value]
+
     def compose(self) -> ComposeResult:
         yield Static(id="steps-title")
         with Horizontal(id="steps-top"):
@@ -67,7 +75,7 @@ class StepsScreen(Screen[None]):
             yield StepList(id="steps-list")
         with Horizontal():
             yield StepBuffers(id="steps-buffers")
-            yield BufferView(id="steps-buffer", blink=not self.app.snapshot)
+            yield BufferView(id="steps-buffer", blink=not self.wb.snapshot)
         yield Static(id="steps-diff")
         yield Static(id="steps-status")
         yield KeyFooter()
@@ -83,19 +91,10 @@ class StepsScreen(Screen[None]):
         self._pipeline = name
         self.mark, self._diff = None, None
         self._say(f"planning {name} and putting its buffers on the GPU…")
-        self._open(name)
-
-    @work(thread=True, exclusive=True, group="steps")
-    def _open(self, name: str) -> None:
-        try:
-            session = self.app.session
-            planned = plan(load_pipeline(name), session)
-            with self.app.gpu_lock:
-                stepper = Stepper(session, planned, divergence=True)
-        except WorkbenchError as exc:
-            self.post_message(StepFailed(str(exc)))
+        session = self.wb.session
+        if session is None:  # the app opens the Steps screen once the session is open
             return
-        self.post_message(StepperReady(stepper))
+        self.submit(PipelineOpenJob(session, name), self._ready, self._failed)
 
     def _move(self, what: str, op: Callable[[Stepper], object]) -> None:
         if self.stepper is None:
@@ -105,36 +104,28 @@ class StepsScreen(Screen[None]):
             return
         self.busy = True
         self._say(f"{what}…")
-        self._step(what, op)
+        self.submit(PipelineStepJob(self.stepper, what, op), self._stepped, self._failed)
 
-    @work(thread=True, exclusive=True, group="steps")
-    def _step(self, what: str, op: Callable[[Stepper], object]) -> None:
-        try:
-            with self.app.gpu_lock:
-                op(self.stepper)
-        except WorkbenchError as exc:
-            self.post_message(StepFailed(str(exc)))
-            return
-        self.post_message(Stepped(what))
-
-    # -- messages ------------------------------------------------------------------------------
-    def on_stepper_ready(self, message: StepperReady) -> None:
-        self.stepper = message.stepper
+    # -- outcomes ------------------------------------------------------------------------------
+    def _ready(self, stepper: Stepper) -> None:
+        self.stepper = stepper
         self.busy = False
         self.query_one(StepList).move_cursor(row=0, animate=False)
         self._refresh(
             f"{self.stepper.plan.name}: {len(self.stepper.steps)} steps ready; press {key('steps_next')} to step"
         )
 
-    def on_stepped(self, message: Stepped) -> None:
+    def _stepped(self, what: str) -> None:
         self.busy = False
-        self.query_one(StepList).move_cursor(row=self.stepper.position, animate=False)
         s = self.stepper
-        self._refresh(f"{message.what}: now after step {s.position} of {len(s.steps)}")
+        if s is None:
+            return
+        self.query_one(StepList).move_cursor(row=s.position, animate=False)
+        self._refresh(f"{what}: now after step {s.position} of {len(s.steps)}")
 
-    def on_step_failed(self, message: StepFailed) -> None:
+    def _failed(self, failure: JobFailed) -> None:
         self.busy = False
-        self._refresh(message.error, error=True)
+        self._refresh(failure.error, error=True)
 
     # -- actions ---------------------------------------------------------------------------------
     def action_next(self) -> None:
@@ -212,7 +203,7 @@ class StepsScreen(Screen[None]):
                 self._say(line, error)
             return
         shown = min(self._shown(), self.stepper.position)
-        view = steps_view(self.stepper, shown, self.app.snapshot)
+        view = steps_view(self.stepper, shown, self.wb.snapshot)
         self.query_one("#steps-title", Static).update(view.title)
         self.query_one(StepList).show(view)
         self.query_one(StepBuffers).show(view.buffers)

@@ -1,8 +1,9 @@
 """The workgroup stepper: one dispatch of the current case, run a few workgroups at a time.
 
-Buffers persist between steps, so a scatter or an accumulation builds up in front of you; the
-elements the last step changed are shown red against the state before it. Steps run in a worker
-thread holding the app's GPU lock and report back with a typed message. `s` shows the instrumented
+Keys (the registry's `workgroups` scope, the steppers' one scheme): n/→ next, N many, b/← back,
+z/home to the start, e/end to the end. Buffers persist between steps, so a scatter or an accumulation builds up in front of you; the
+elements the last step changed are shown red against the state before it. Each step is a job
+(`WorkgroupStepJob`) whose result, the buffers after it, comes back to `_stepped`. `s` shows the instrumented
 module (the guard, and where it was put).
 """
 
@@ -12,17 +13,19 @@ from typing import TYPE_CHECKING, ClassVar
 
 from rich.syntax import Syntax
 from rich.text import Text
-from textual import on, work
 from textual.app import ComposeResult
-from textual.binding import Binding
+from textual.binding import BindingType
 from textual.containers import Vertical, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Static
 
-from workbench.errors import WorkbenchError
-from workbench.messages import WorkgroupStepFailed, WorkgroupStepped
+from workbench.commands import bindings
+from workbench.jobs import RunsJobs
+from workbench.messages import JobFailed
 from workbench.session import Case, Session
 from workbench.units import fmt_count, fmt_int
+from workbench.viewmodel.jobs import WorkgroupStepJob
+from workbench.viewmodel.keys import key
 from workbench.widgets.array_view import ArrayView
 from workbench.widgets.key_footer import KeyFooter
 from workbench.workgroups.stepper import WorkgroupStep, WorkgroupStepper
@@ -30,21 +33,11 @@ from workbench.workgroups.stepper import WorkgroupStep, WorkgroupStepper
 if TYPE_CHECKING:
     from workbench.app import WorkbenchApp
 
-MANY = 8
 
-
-class WorkgroupStepScreen(Screen[None]):
+class WorkgroupStepScreen(RunsJobs, Screen[None]):
     """Step the case's dispatch by workgroup; escape returns to the kernel."""
 
-    BINDINGS: ClassVar[list[Binding]] = [
-        Binding("n,right", "step(1)", "Next workgroup", id="wg_next"),
-        Binding("N,shift+right", f"step({MANY})", f"Next {MANY}", id="wg_next_many"),
-        Binding("p,left", "back", "Back", id="wg_back"),
-        Binding("end", "to_end", "To the end", id="wg_end"),
-        Binding("o", "next_output", "Next buffer", id="wg_output"),
-        Binding("s", "source", "Instrumented source", id="wg_source"),
-        Binding("escape", "close", "Close", id="wg_close"),
-    ]
+    BINDINGS: ClassVar[list[BindingType]] = bindings("workgroups")
     DEFAULT_CSS = """
     WorkgroupStepScreen #wg-head { height: auto; padding: 0 1; background: $boost; }
     WorkgroupStepScreen #wg-source { display: none; height: 1fr; }
@@ -84,7 +77,7 @@ class WorkgroupStepScreen(Screen[None]):
             return
         self.busy = True
         self._say(f"running workgroups {self.stepper.current.done:,}…")
-        self._step(count)
+        self.submit(WorkgroupStepJob(self.stepper, count), self._stepped, self._failed)
 
     def action_to_end(self) -> None:
         self.action_step(self.stepper.total)
@@ -93,6 +86,17 @@ class WorkgroupStepScreen(Screen[None]):
         if self.busy:
             return
         state = self.stepper.back()
+        if state is None:
+            self.notify("nothing to go back to", severity="warning")
+            return
+        self._show(state)
+
+    def action_to_start(self) -> None:
+        if self.busy:
+            return
+        state = None
+        while (back := self.stepper.back()) is not None:
+            state = back
         if state is None:
             self.notify("nothing to go back to", severity="warning")
             return
@@ -108,25 +112,13 @@ class WorkgroupStepScreen(Screen[None]):
     def action_close(self) -> None:
         self.dismiss(None)
 
-    @work(thread=True, exclusive=True, group="gpu")
-    def _step(self, count: int) -> None:
-        try:
-            with self.wb.gpu_lock:
-                state = self.stepper.step(count)
-        except WorkbenchError as exc:
-            self.post_message(WorkgroupStepFailed(str(exc)))
-            return
-        self.post_message(WorkgroupStepped(state))
-
-    @on(WorkgroupStepped)
-    def _stepped(self, message: WorkgroupStepped) -> None:
+    def _stepped(self, state: WorkgroupStep) -> None:
         self.busy = False
-        self._show(message.state)
+        self._show(state)
 
-    @on(WorkgroupStepFailed)
-    def _failed(self, message: WorkgroupStepFailed) -> None:
+    def _failed(self, failure: JobFailed) -> None:
         self.busy = False
-        self._say(message.error, error=True)
+        self._say(failure.error, error=True)
 
     # -- drawing -------------------------------------------------------------------------------
     def _say(self, text: str, error: bool = False) -> None:
@@ -162,5 +154,5 @@ class WorkgroupStepScreen(Screen[None]):
         changed = len(state.changed.get(name, ()))
         self._say(
             f"{name} {'x'.join(map(str, data.shape))}: {fmt_count(changed, 'element')} changed by the last "
-            f"step (red)  ·  o: next buffer ({len(self.names)})"
+            f"step (red)  ·  {key('wg_output')}: next buffer ({len(self.names)})"
         )

@@ -5,13 +5,20 @@
 recipe, read_write ones outputs, uniforms with each field named (a field called n/size/len/count is
 `n`, the rest 0), the workgroup size and a 1-D grid guessed from it, and the reference table to
 write. Saved unchanged, it loads and runs; the comments say what to change to give it a meaning.
+
+`describe_into` writes a kernel's tables into a user's workbench.toml in place. Both are written
+with tomlkit, which quotes every string (a `doc` holding `"` stays valid) and keeps what the file
+holds besides (comments, order, inline tables).
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from typing import Any
+
+import tomlkit
+from tomlkit.container import Container
+from tomlkit.items import InlineTable, Table
 
 from workbench.errors import UserError
 from workbench.specs.described import host_dtype
@@ -37,41 +44,60 @@ def starter_description(kernel: Kernel) -> str:
         raise UserError(f"{kernel.file}:{kernel.name}: no @compute entry point to describe")
     name = kernel.name
     wx, wy, wz = ep.workgroup_size
-    lines = [
-        f"# A starting description of {name} ({kernel.file}), from reflection: edit the dims, the",
-        "# grid, the shapes and the uniforms until they say what the kernel computes, and add the",
-        "# float64 reference (docs/describing-kernels.md).",
-        f"[kernels.{name}]",
-        f'doc = "{name}"',
-        f"dims = {{ n = {DEFAULT_N} }}",
-        f"# workgroup size {wx}x{wy}x{wz}: one workgroup per {wx} elements of n, guessed",
-        f'grid = ["ceil(n / {wx})", 1, 1]',
-        'special = "ieee"',
-    ]
+    doc = tomlkit.document()
+    doc.add(
+        tomlkit.comment(
+            f"A starting description of {name} ({kernel.file}), from reflection: edit the dims, the"
+        )
+    )
+    doc.add(
+        tomlkit.comment(
+            "grid, the shapes and the uniforms until they say what the kernel computes, and add the"
+        )
+    )
+    doc.add(tomlkit.comment("float64 reference (docs/describing-kernels.md)."))
+    table = tomlkit.table()
+    table.add("doc", name)
+    table.add("dims", inline({"n": DEFAULT_N}))
+    table.add(
+        tomlkit.comment(
+            f"workgroup size {wx}x{wy}x{wz}: one workgroup per {wx} elements of n, guessed"
+        )
+    )
+    table.add("grid", inline([f"ceil(n / {wx})", 1, 1]))
+    table.add("special", "ieee")
     if values:
-        lines.append(f"overrides = {_toml(values)}")
+        table.add("overrides", inline(values))
     uniforms = [b for b in ep.bindings if b.space == "uniform"]
     if uniforms:
-        lines.append(f"[kernels.{name}.uniforms]")
+        sub = tomlkit.table()
         for b in uniforms:
-            lines.append(f"# {b.name}: {b.type.text}")
-            lines.append(f"{b.name} = {_toml(_uniform_guess(b.type, b.name))}")
-    lines.append(f"[kernels.{name}.buffers]")
+            sub.add(tomlkit.comment(f"{b.name}: {b.type.text}"))
+            sub.add(b.name, inline(_uniform_guess(b.type, b.name)))
+        table.add("uniforms", sub)
+    buffers = tomlkit.table()
     for index, b in enumerate(ep.bindings):
-        if b.space != "storage":
-            continue
-        lines.append(f"{b.name} = {{ {_buffer_fields(b, index)} }}  # {b.access} {b.type.text}")
-    lines += [
-        "# To compare with a float64 reference, write it in refs.py beside the kernels and add:",
-        f"# [kernels.{name}.reference]",
-        f'# function = "refs.py:{name}"',
-        "# rtol = 1e-5",
-        "# atol = 1e-5",
-    ]
-    return "\n".join(lines) + "\n"
+        if b.space == "storage":
+            buffers.add(
+                b.name, inline(_buffer_fields(b, index)).comment(f"{b.access} {b.type.text}")
+            )
+    table.add("buffers", buffers)
+    kernels = tomlkit.table(is_super_table=True)
+    kernels.add(name, table)
+    doc.add("kernels", kernels)
+    doc.add(tomlkit.nl())
+    for line in (
+        "To compare with a float64 reference, write it in refs.py beside the kernels and add:",
+        f"[kernels.{name}.reference]",
+        f'function = "refs.py:{name}"',
+        "rtol = 1e-5",
+        "atol = 1e-5",
+    ):
+        doc.add(tomlkit.comment(line))
+    return tomlkit.dumps(doc)
 
 
-def _buffer_fields(b: Binding, index: int) -> str:
+def _buffer_fields(b: Binding, index: int) -> dict[str, Any]:
     el = b.element
     lanes: list[int] = []
     if el.kind == "vector":
@@ -84,12 +110,12 @@ def _buffer_fields(b: Binding, index: int) -> str:
         lead = [b.type.count or 1]
     else:
         lead = [1]
-    shape = _toml([*lead, *lanes])
+    shape = [*lead, *lanes]
     if b.access == "read_write":
-        return f"shape = {shape}, output = true"
+        return {"shape": shape, "output": True}
     floats = host_dtype(el).startswith("float")
     recipe = f"randn:{index}" if floats else f"randint:0:{DEFAULT_N}:{index}"
-    return f'shape = {shape}, input = "{recipe}"'
+    return {"shape": shape, "input": recipe}
 
 
 def _uniform_guess(t: WType, name: str) -> Any:
@@ -106,58 +132,65 @@ def _uniform_guess(t: WType, name: str) -> Any:
     return 0
 
 
-def _number(v: float | int) -> str:
-    return str(int(v)) if float(v).is_integer() else repr(float(v))
-
-
-def _toml(value: Any) -> str:
-    """An inline TOML value: numbers, quoted expressions, arrays and inline tables."""
-    if isinstance(value, str):
-        return f'"{value}"'
-    if isinstance(value, list):
-        return "[" + ", ".join(_toml(v) for v in value) + "]"
+def inline(value: Any) -> Any:
+    """`value` as TOML items written on one line: tables inline, arrays on one line."""
     if isinstance(value, Mapping):
-        return "{ " + ", ".join(f"{k} = {_toml(v)}" for k, v in value.items()) + " }"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    return _number(value)
+        table = tomlkit.inline_table()
+        for k, v in value.items():
+            table.append(k, inline(v))
+        return table
+    if isinstance(value, list | tuple):
+        array = tomlkit.array()
+        array.extend(inline(v) for v in value)
+        return array
+    return value
 
 
-def replace_description(text: str, name: str, block: str) -> str:
-    """`text` (a workbench.toml) with the tables of kernel `name` ([kernels.NAME] and
-    [kernels.NAME.*]) replaced by `block`, everything else kept as written (comments included);
-    the block goes where the kernel's first table was, or at the end."""
-    lines = text.splitlines(keepends=True)
-    own = re.compile(rf"^\s*\[\s*kernels\s*\.\s*{re.escape(name)}\s*(\.[^\]]*)?\]\s*(#.*)?$")
-    header = re.compile(r"^\s*\[")
-    out: list[str] = []
-    inside, placed = False, False
-    for line in lines:
-        if header.match(line):
-            inside = bool(own.match(line.rstrip("\n")))
-            if inside and not placed:
-                out.append(block if block.endswith("\n") else block + "\n")
-                placed = True
-        if not inside:
-            out.append(line)
-    if not placed:
-        if out and not out[-1].endswith("\n"):
-            out.append("\n")
-        if out and out[-1].strip():
-            out.append("\n")
-        out.append(block if block.endswith("\n") else block + "\n")
-    return "".join(out)
+def describe_into(text: str, name: str, table: Mapping[str, Any]) -> str:
+    """`text` (a workbench.toml) with kernel `name` described by `table`, edited in place.
+
+    A kernel described already keeps its place and its form (a `[kernels.NAME]` table, or an
+    inline table): only the values that changed are written, so comments and order stay. A new
+    kernel is added at the end as `[kernels.NAME]` with its sub-tables (uniforms, buffers,
+    reference, gradient) under `[kernels.NAME.KEY]`. Raises TOMLKitError when `text` is not TOML.
+    """
+    doc = tomlkit.parse(text)
+    kernels = doc.get("kernels")
+    if kernels is None:
+        kernels = tomlkit.table(is_super_table=True)
+        doc.add("kernels", kernels)
+    existing = kernels.get(name)
+    if isinstance(existing, Container | Table | InlineTable):
+        _update(existing, table)
+    else:
+        kernels[name] = _new_table(table)
+    return tomlkit.dumps(doc)
 
 
-def kernel_block(name: str, table: Mapping[str, Any]) -> str:
-    """The tables of kernel `name` as TOML: its plain keys under [kernels.NAME], then each
-    sub-table (uniforms, buffers, reference, gradient) under [kernels.NAME.KEY], values inline."""
-    lines = [f"[kernels.{name}]"]
+def _update(existing: Any, table: Mapping[str, Any]) -> None:
+    for key in [k for k in existing if k not in table]:
+        del existing[key]
+    for key, value in table.items():
+        old = existing.get(key)
+        if isinstance(old, Table) and isinstance(value, Mapping):
+            _update(old, value)  # a [kernels.NAME.KEY] table stays one
+        elif old is None or _plain(old) != value:
+            existing[key] = inline(value)
+
+
+def _plain(item: Any) -> Any:
+    return item.unwrap() if hasattr(item, "unwrap") else item
+
+
+def _new_table(table: Mapping[str, Any]) -> Table:
+    new = tomlkit.table()
     subtables = [k for k in SUBTABLES if isinstance(table.get(k), Mapping)]
     for key, value in table.items():
         if key not in subtables:
-            lines.append(f"{key} = {_toml(value)}")
+            new.add(key, inline(value))
     for key in subtables:
-        lines.append(f"[kernels.{name}.{key}]")
-        lines += [f"{k} = {_toml(v)}" for k, v in table[key].items()]
-    return "\n".join(lines) + "\n"
+        sub = tomlkit.table()
+        for k, v in table[key].items():
+            sub.add(k, inline(v))
+        new.add(key, sub)
+    return new

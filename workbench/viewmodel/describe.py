@@ -1,5 +1,6 @@
 """The describe command of the terminal UI: the current kernel's settings written into its corpus's
-`workbench.toml`, keeping whatever else the file holds.
+`workbench.toml`, edited in place (`specs.starter.describe_into`, with tomlkit): comments, order
+and the form of an existing description (a table, an inline table) are kept.
 
 For an ad-hoc kernel the description is the case as it stands: `n`, each binding's size (`n` where
 it is n), the uniform values, the grid, the recipes and the override values. For a kernel already
@@ -11,15 +12,17 @@ its spec.
 from __future__ import annotations
 
 import re
-import tomllib
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+import tomlkit
+from tomlkit.exceptions import TOMLKitError
 
 from workbench.errors import UserError
 from workbench.jsonable import jsonable
 from workbench.safewrite import write_text
 from workbench.specs.described import FILE
-from workbench.specs.starter import kernel_block, replace_description
+from workbench.specs.starter import describe_into
 
 if TYPE_CHECKING:
     from workbench.session import Case
@@ -32,11 +35,11 @@ def write_description(case: Case, root: Path) -> Path:
     path = root / FILE
     try:
         text = path.read_text(encoding="utf-8") if path.exists() else ""
-        existing = tomllib.loads(text).get("kernels", {}).get(case.name) if text else None
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        existing = tomlkit.parse(text).unwrap().get("kernels", {}).get(case.name)
+        table = described_table(case, existing) if existing else adhoc_table(case)
+        new = describe_into(text, case.name, table)
+    except (OSError, UnicodeDecodeError, TOMLKitError) as exc:
         raise UserError(f"{path}: cannot be updated: {exc}") from None
-    table = described_table(case, existing) if existing else adhoc_table(case)
-    new = replace_description(text, case.name, kernel_block(case.name, table))
     # An edit of the corpus's own description, asked for by the describe command: the rest of
     # the file is kept, so replacing it is what the user asked.
     return write_text(path, new, overwrite=True)

@@ -9,24 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from workbench.viewmodel.jobs import Work
 from workbench.viewmodel.keys import key
-
-# What each kind of GPU work is called while it runs (the busy line, "cancelled: …").
-DOING = {
-    "run": "running",
-    "bench": "benchmarking",
-    "grad": "checking gradients",
-    "footprint": "stepping the workgroups of",
-    "probe": "probing",
-}
-# The noun of each kind of work (a notice: "the gradient check of …").
-WORK = {
-    "run": "run",
-    "bench": "bench",
-    "grad": "gradient check",
-    "footprint": "footprint",
-    "probe": "probe run",
-}
 
 # Actions that run the current kernel on the GPU (or open a screen that does).
 RUNS = frozenset(
@@ -41,7 +25,7 @@ class Standing:
     opened: bool  # the GPU adapter is open (the session exists)
     kernel: str = ""  # the kernel shown ("" none)
     problem: str = ""  # why it cannot run (a compile error, a missing feature); "" it can
-    busy: str = ""  # the kind of GPU work in flight ("" none)
+    busy: Work | None = None  # the GPU work in flight
     has_run: bool = False  # results of a run are shown
     stale: str = ""  # why those results are out of date ("" they are not)
     gradient: bool = False  # its spec links a backward kernel to a forward
@@ -56,7 +40,7 @@ def why_not(action: str, s: Standing) -> str | None:
             return "no kernel is selected: pick one in the kernel list"
     if action in RUNS:
         if s.busy:
-            return f"{WORK[s.busy]} of {s.kernel} in flight: {key('cancel')} cancels it"
+            return f"{s.busy.noun} of {s.kernel} in flight: {key('cancel')} cancels it"
         if s.problem:
             return f"{s.kernel} cannot run: {s.problem.splitlines()[0]}"
     if action == "gradcheck" and not s.gradient:
@@ -65,7 +49,7 @@ def why_not(action: str, s: Standing) -> str | None:
         )
     if action == "save_fixture":
         if s.busy:
-            return f"wait for the {WORK[s.busy]} to finish ({key('cancel')} cancels it)"
+            return f"wait for the {s.busy.noun} to finish ({key('cancel')} cancels it)"
         if not s.has_run:
             return f"nothing to save yet: a fixture records a run; press {key('run')} first"
         if s.stale:

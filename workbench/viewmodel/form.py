@@ -154,10 +154,11 @@ def parse_form(state: FormState, spec: KernelSpec | None) -> ParsedForm:
     grid = None
     if state.grid.strip():
         parts = [whole_number(p) for p in state.grid.replace("×", ",").split(",")]
-        if len(parts) > 3 or None in parts:
+        numbers = [n for n in parts if n is not None]
+        if len(parts) > 3 or len(numbers) < len(parts):
             problems.append(f"grid: {state.grid!r} is not 1 to 3 whole numbers X,Y,Z (digits 0-9)")
         else:
-            x, y, z = (*parts, 1, 1)[:3]
+            x, y, z = (*numbers, 1, 1)[:3]
             grid = (x, y, z)
     return ParsedForm(dims, seed, inputs, state.special, tuple(problems), sets, grid, overrides)
 

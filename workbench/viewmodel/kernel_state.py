@@ -18,6 +18,7 @@ from workbench.bench.plot import Point
 from workbench.specs.registry import spec_for
 from workbench.units import fmt_ms
 from workbench.viewmodel.form import FormKey, FormState
+from workbench.viewmodel.jobs import BENCH, FOOTPRINT, GRADCHECK, PROBES, RUN, Work
 from workbench.viewmodel.status import KernelStatus
 
 if TYPE_CHECKING:
@@ -66,10 +67,10 @@ class KernelState:
     benches: list[Point] = field(default_factory=list)  # each bench on the roofline, oldest first
     footprint: Footprint | None = None
     probes: ProbeRun | None = None
-    # The last GPU work that finished ("run", "bench", "grad", "footprint", "probe"): what the
-    # status line leads with; and the kind of work cancelled since ("": none).
-    last: str = ""
-    cancelled: str = ""
+    # The last GPU work that finished: what the status line leads with; and the work cancelled
+    # since (None: none).
+    last: Work | None = None
+    cancelled: Work | None = None
 
     def set_error(self, error: str | None, source: str = "run") -> None:
         self.error, self.error_from = error, (source if error else "")
@@ -96,13 +97,13 @@ class KernelState:
         self.case, self.case_key = None, None
 
     # -- outcomes of GPU work ------------------------------------------------------------------
-    def _finished(self, kind: str) -> None:
-        self.last, self.cancelled = kind, ""
+    def _finished(self, work: Work) -> None:
+        self.last, self.cancelled = work, None
         self.set_error(None)
 
     def ran(self, run: Run) -> None:
         self.run, self.stale = run, None
-        self._finished("bench" if run.timing is not None and run.timing.reps else "run")
+        self._finished(BENCH if run.timing is not None and run.timing.reps else RUN)
         if run.timing is not None and run.timing.reps:
             self.medians.append(run.timing.median_ms)
             cost = run.case.cost
@@ -113,15 +114,15 @@ class KernelState:
 
     def checked(self, report: CheckReport) -> None:
         self.report = report
-        self._finished("grad")
+        self._finished(GRADCHECK)
 
     def footprinted(self, footprint: Footprint) -> None:
         self.footprint = footprint
-        self._finished("footprint")
+        self._finished(FOOTPRINT)
 
     def probed(self, probes: ProbeRun) -> None:
         self.probes = probes
-        self._finished("probe")
+        self._finished(PROBES)
 
     def compile_failed(self, message: str) -> None:
         """The source does not compile: say where; earlier results stay, marked stale."""
@@ -131,11 +132,11 @@ class KernelState:
 
     def failed(self, message: str) -> None:
         self.set_error(message)
-        self.cancelled = ""
+        self.cancelled = None
 
-    def cancel(self, kind: str) -> None:
-        """The user cancelled `kind` of work: the results shown stay, from before it."""
-        self.cancelled = kind
+    def cancel(self, work: Work) -> None:
+        """The user cancelled `work`: the results shown stay, from before it."""
+        self.cancelled = work
 
     # -- the kernel's standing on this adapter -------------------------------------------------
     def source_problem(self, message: str) -> None:
@@ -175,8 +176,8 @@ class View:
     footprint: Footprint | None = None  # who wrote which element, when computed
     probes: ProbeRun | None = None  # the last probe run's records
     baseline: BaselineDiff | None = None  # the run against the pinned one, when one is pinned
-    last: str = ""  # the last GPU work that finished: what the status line leads with
-    cancelled: str = ""  # the kind of work cancelled since ("": none)
+    last: Work | None = None  # the last GPU work that finished: what the status line leads with
+    cancelled: Work | None = None  # the work cancelled since (None: none)
 
     def ms(self, value: float) -> str:
         """A duration as shown: masked in snapshot mode so pictures do not change."""

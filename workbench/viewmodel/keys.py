@@ -1,4 +1,4 @@
-"""Every key and command of the app and of its main, steps and fixtures screens, declared once.
+"""Every key and command of the app, its screens, dialogs and widgets, declared once.
 
 The screens' BINDINGS, the help screen's key table, the command palette's commands and the hints
 in the panes ("press r to run") are all built from `KEYS`, so they cannot disagree. An entry with
@@ -10,7 +10,24 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from workbench.session import DEFAULT_WARMUP_MS
+# The steppers' one scheme: each has these keys (after a letter of its own) for next, back,
+# first and last.
+NEXT, BACK, FIRST, LAST = "right", "left", "home", "end"
+WG_MANY = 8  # workgroups run by the workgroup stepper's "many" key
+# The engine's default warm-up before a timing (gpu.timing.DEFAULT_WARMUP_MS), as the bench key's
+# help says it; tests/ui/test_keys.py holds the two equal (the registry imports no engine module).
+WARMUP_S = 1.0
+# Moves of a 2-D cursor: (binding name, keys, action, label).
+_ARRAY_MOVES = (
+    ("left", "left", "move(0, -1)", "Left"),
+    ("right", "right", "move(0, 1)", "Right"),
+    ("up", "up", "move(-1, 0)", "Up"),
+    ("down", "down", "move(1, 0)", "Down"),
+    ("sel_left", "shift+left", "move(0, -1, True)", "Select left"),
+    ("sel_right", "shift+right", "move(0, 1, True)", "Select right"),
+    ("sel_up", "shift+up", "move(-1, 0, True)", "Select up"),
+    ("sel_down", "shift+down", "move(1, 0, True)", "Select down"),
+)
 
 TABS = ("outputs", "diff", "gradients", "timing", "source", "bindings", "footprint", "probes")
 
@@ -79,7 +96,7 @@ KEYS: tuple[Key, ...] = (
         "bench",
         "Bench",
         "bench: timed dispatches for 100 ms (`bench_ms` in the configuration) after "
-        f"{DEFAULT_WARMUP_MS / 1e3:g} s of warm-up (`warmup_ms`; escape cancels), on the adapter's roofline",
+        f"{WARMUP_S:g} s of warm-up (`warmup_ms`; escape cancels), on the adapter's roofline",
         "Bench kernel",
     ),
     Key(
@@ -278,7 +295,6 @@ KEYS: tuple[Key, ...] = (
         "",
         "every check of every spec'd kernel, one row each",
         "Check all kernels",
-        scope="app",
     ),
     Key("reload", "", "reload", "", "re-read every WGSL file now", "Reload corpus", scope="app"),
     Key(
@@ -297,7 +313,6 @@ KEYS: tuple[Key, ...] = (
         "",
         "fill an input binding from a .npy file",
         "Load .npy into an input",
-        scope="app",
     ),
     Key(
         "steps",
@@ -310,10 +325,10 @@ KEYS: tuple[Key, ...] = (
         # Kept out of the kernel screen's full footer; help and the palette list it.
         show=False,
     ),
-    Key("steps_next", "n", "next", "Next", "Steps: run the next step", scope="steps"),
+    Key("steps_next", f"n,{NEXT}", "next", "Next", "Steps: run the next step", scope="steps"),
     Key(
         "steps_back",
-        "b",
+        f"b,{BACK}",
         "back",
         "Back",
         "Steps: undo the last step (its buffers restored on the GPU)",
@@ -327,8 +342,8 @@ KEYS: tuple[Key, ...] = (
         "Steps: step forward or back to the highlighted step (enter does too)",
         scope="steps",
     ),
-    Key("steps_end", "e", "end", "End", "Steps: run to the last step", scope="steps"),
-    Key("steps_reset", "z", "reset", "Reset", "Steps: back to the start", scope="steps"),
+    Key("steps_end", f"e,{LAST}", "end", "End", "Steps: run to the last step", scope="steps"),
+    Key("steps_reset", f"z,{FIRST}", "reset", "Reset", "Steps: back to the start", scope="steps"),
     Key(
         "steps_mark",
         "m",
@@ -375,6 +390,119 @@ KEYS: tuple[Key, ...] = (
     ),
     Key(
         "fixtures_back", "escape", "back", "Back", "Fixtures: back to the kernels", scope="fixtures"
+    ),
+    # The workgroup stepper: the steppers' one scheme (n/→ next, b/← back, z/home first,
+    # e/end last), plus many at once, the next buffer and the instrumented source.
+    Key(
+        "wg_next",
+        f"n,{NEXT}",
+        "step(1)",
+        "Next workgroup",
+        "Workgroups: run the next workgroup",
+        scope="workgroups",
+    ),
+    Key(
+        "wg_next_many",
+        "N,shift+right",
+        f"step({WG_MANY})",
+        f"Next {WG_MANY}",
+        f"Workgroups: run the next {WG_MANY} workgroups",
+        scope="workgroups",
+    ),
+    Key(
+        "wg_back",
+        f"b,{BACK}",
+        "back",
+        "Back",
+        "Workgroups: undo the last step (the buffers before it)",
+        scope="workgroups",
+    ),
+    Key(
+        "wg_first",
+        f"z,{FIRST}",
+        "to_start",
+        "Start",
+        "Workgroups: back to the start (as far as the kept steps go)",
+        scope="workgroups",
+    ),
+    Key(
+        "wg_end",
+        f"e,{LAST}",
+        "to_end",
+        "To the end",
+        "Workgroups: run every workgroup left",
+        scope="workgroups",
+    ),
+    Key(
+        "wg_output",
+        "o",
+        "next_output",
+        "Next buffer",
+        "Workgroups: show the next buffer",
+        scope="workgroups",
+    ),
+    Key(
+        "wg_source",
+        "s",
+        "source",
+        "Instrumented source",
+        "Workgroups: the instrumented module (the guard, and where it was put)",
+        scope="workgroups",
+    ),
+    Key(
+        "wg_close", "escape", "close", "Close", "Workgroups: back to the kernel", scope="workgroups"
+    ),
+    # Screens and dialogs with one or two keys.
+    Key(
+        "leave_bench",
+        "escape",
+        "leave",
+        "Cancel / back",
+        "Bench: cancel the bench in flight, else back",
+        scope="bench",
+    ),
+    Key(
+        "leave_check_all",
+        "escape",
+        "leave",
+        "Cancel / back",
+        "Check all: cancel between kernels, else back",
+        scope="check_all",
+    ),
+    Key(
+        "close_help",
+        "escape,q,question_mark,f1",
+        "dismiss",
+        "Close",
+        "Help: close it",
+        scope="help",
+    ),
+    Key("confirm_yes", "y", "answer(True)", "Yes", "a question: yes", scope="confirm"),
+    Key("confirm_no", "escape,n", "answer(False)", "No", "a question: no", scope="confirm"),
+    Key(
+        "close_dialog",
+        "escape",
+        "dismiss_none",
+        "Back",
+        "a dialog: close it, changing nothing",
+        scope="dialog",
+    ),
+    # Cursor keys of the Outputs array and of the footprint picture (not in the footer).
+    *(
+        Key(
+            f"{widget}.{name}",
+            keys,
+            action,
+            label,
+            f"{what}: {label.lower()}",
+            scope=widget,
+            show=False,
+        )
+        for widget, what, moves in (
+            ("array", "the array", _ARRAY_MOVES),
+            ("footprint", "the footprint", _ARRAY_MOVES[:4]),
+        )
+        for name, keys, action, label in moves
     ),
     Key("quit", "q", "quit", "Quit", "quit", scope="app"),
     Key(

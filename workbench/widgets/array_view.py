@@ -19,12 +19,13 @@ from typing import ClassVar
 
 import numpy as np
 from rich.segment import Segment
-from textual.binding import Binding
+from textual.binding import BindingType
 from textual.geometry import Size
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from workbench.closeness import bad_mask
+from workbench.commands import bindings
 
 CELL = 11  # characters per value, separator included
 FOLD = 8  # values per row when a 1-D array is shown
@@ -46,18 +47,7 @@ def fmt_cell(v: float | int, integer: bool) -> str:
 class ArrayView(ScrollView, can_focus=True):
     """A 2-D window onto an array; `show` swaps the data without rebuilding anything."""
 
-    BINDINGS: ClassVar[list[Binding]] = [
-        Binding("left", "move(0, -1)", "Left", show=False, id="array.left"),
-        Binding("right", "move(0, 1)", "Right", show=False, id="array.right"),
-        Binding("up", "move(-1, 0)", "Up", show=False, id="array.up"),
-        Binding("down", "move(1, 0)", "Down", show=False, id="array.down"),
-        Binding("shift+left", "move(0, -1, True)", "Select left", show=False, id="array.sel_left"),
-        Binding(
-            "shift+right", "move(0, 1, True)", "Select right", show=False, id="array.sel_right"
-        ),
-        Binding("shift+up", "move(-1, 0, True)", "Select up", show=False, id="array.sel_up"),
-        Binding("shift+down", "move(1, 0, True)", "Select down", show=False, id="array.sel_down"),
-    ]
+    BINDINGS: ClassVar[list[BindingType]] = bindings("array")
 
     COMPONENT_CLASSES: ClassVar[set[str]] = {
         "array-view--label",
@@ -90,7 +80,7 @@ class ArrayView(ScrollView, can_focus=True):
         self._empty_text = "nothing to show"
         self._folded_n: int | None = None
         self.cursor = (0, 0)  # (row, column) of the shown 2-D table
-        self.anchor: tuple[int, int] | None = None  # where a shift-selection started
+        self.select_from: tuple[int, int] | None = None  # where a shift-selection started
 
     # -- data ----------------------------------------------------------------------------------
     def show(
@@ -129,7 +119,7 @@ class ArrayView(ScrollView, can_focus=True):
         rows = data.shape[0]
         self._label_w = max(4, len(row_label(max(rows - 1, 0))) + 1)
         self.virtual_size = Size(self._label_w + CELL * data.shape[1], rows + 1)
-        self.cursor, self.anchor = (0, 0), None
+        self.cursor, self.select_from = (0, 0), None
         self.scroll_to(0, 0, animate=False)
         self.refresh()
 
@@ -148,10 +138,10 @@ class ArrayView(ScrollView, can_focus=True):
     def move_to(self, row: int, col: int, extend: bool = False) -> None:
         """Put the cursor on a cell (clamped to the table) and scroll it into view; `extend`
         grows the selection from where it started instead of dropping it."""
-        if extend and self.anchor is None:
-            self.anchor = self.cursor
+        if extend and self.select_from is None:
+            self.select_from = self.cursor
         elif not extend:
-            self.anchor = None
+            self.select_from = None
         self.cursor = self._valid(row, col)
         self._scroll_to_cursor()
         self.refresh()
@@ -162,14 +152,14 @@ class ArrayView(ScrollView, can_focus=True):
     def selection(self) -> tuple[tuple[int, int], tuple[int, int]]:
         """The selected block's first and last (row, column), inclusive: the cursor's cell
         alone when nothing is selected."""
-        a = self.anchor or self.cursor
+        a = self.select_from or self.cursor
         b = self.cursor
         return (min(a[0], b[0]), min(a[1], b[1])), (max(a[0], b[0]), max(a[1], b[1]))
 
     def flat_selection(self) -> tuple[int, int]:
         """For a folded 1-D array: the first and last selected flat index, inclusive (the
         selection runs along the array, not as a block of the fold)."""
-        a = self.anchor or self.cursor
+        a = self.select_from or self.cursor
         fa, fb = a[0] * FOLD + a[1], self.cursor[0] * FOLD + self.cursor[1]
         return min(fa, fb), max(fa, fb)
 
@@ -200,7 +190,7 @@ class ArrayView(ScrollView, can_focus=True):
         self._data = np.zeros((0, 0))
         self._ref = None
         self._folded_n = None
-        self.cursor, self.anchor = (0, 0), None
+        self.cursor, self.select_from = (0, 0), None
         self._empty_text = text
         self.virtual_size = Size(0, 0)
         self.refresh()

@@ -12,12 +12,13 @@ from typing import ClassVar
 
 from rich.style import Style
 from rich.text import Text
-from textual.binding import Binding
+from textual.binding import BindingType
 from textual.geometry import Size
 from textual.message import Message
 from textual.reactive import reactive
 from textual.widget import Widget
 
+from workbench.commands import bindings
 from workbench.viewmodel.footprint import (
     MARK_COLOURS,
     MARKS,
@@ -32,12 +33,7 @@ from workbench.workgroups.footprint import OutputFootprint
 class FootprintPicture(Widget, can_focus=True):
     """The picture of one output's footprint; `show` swaps the output."""
 
-    BINDINGS: ClassVar[list[Binding]] = [
-        Binding("left", "move(0, -1)", "Left", show=False, id="footprint.left"),
-        Binding("right", "move(0, 1)", "Right", show=False, id="footprint.right"),
-        Binding("up", "move(-1, 0)", "Up", show=False, id="footprint.up"),
-        Binding("down", "move(1, 0)", "Down", show=False, id="footprint.down"),
-    ]
+    BINDINGS: ClassVar[list[BindingType]] = bindings("footprint")
     DEFAULT_CSS = """
     FootprintPicture { height: auto; max-height: 20; width: 1fr; }
     FootprintPicture:focus { background: $boost; }

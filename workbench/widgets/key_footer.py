@@ -1,4 +1,4 @@
-"""KeyFooter: Textual's footer with an explicit order, so that the keys that matter survive a
+"""KeyFooter: Textual's public Footer with an explicit order, so that the keys that matter survive a
 narrow terminal.
 
 The order is the priority (`workbench.viewmodel.keys.footer_rank`): help, quit and the kernel
@@ -10,22 +10,41 @@ columns the keys are packed tighter.
 
 from __future__ import annotations
 
+from typing import Protocol, cast
+
 from rich.cells import cell_len
 from textual import events
 from textual.app import ComposeResult
+from textual.widget import Widget
 from textual.widgets import Footer
-from textual.widgets._footer import FooterKey
 
 from workbench.viewmodel.keys import footer_rank
 
 COMPACT_BELOW = 120
 
 
-def _rank(key: FooterKey) -> int:
+class ShownKey(Protocol):
+    """What the footer composes for each binding, as far as the order and the fit need: the
+    binding's action, the key and the words shown, and the widget's classes."""
+
+    action: str
+    key_display: str
+    description: str
+
+    def has_class(self, *class_names: str) -> bool: ...
+
+
+def _keys(widgets: list[Widget]) -> list[ShownKey]:
+    # Footer.compose yields one widget per shown binding, each carrying its action: the keys are
+    # told apart from anything else it may yield by that, not by a private class.
+    return [cast(ShownKey, w) for w in widgets if isinstance(getattr(w, "action", None), str)]
+
+
+def _rank(key: ShownKey) -> int:
     return footer_rank(key.action, not key.has_class("-disabled"))
 
 
-def _width(key: FooterKey, compact: bool) -> int:
+def _width(key: ShownKey, compact: bool) -> int:
     """The cells a key takes in the footer: Textual's padding and margins around its two words."""
     words = cell_len(key.key_display) + cell_len(key.description)
     return words + (2 if compact else 3)
@@ -35,7 +54,7 @@ class KeyFooter(Footer):
     """The footer of every workbench screen: help and quit first, then the keys of the moment."""
 
     def compose(self) -> ComposeResult:
-        keys = [k for k in super().compose() if isinstance(k, FooterKey)]
+        keys = _keys(list(super().compose()))
         palette = [k for k in keys if k.has_class("-command-palette")]
         width = self.size.width
         room = width - sum(_width(k, self.compact) + 2 for k in palette)
@@ -44,8 +63,12 @@ class KeyFooter(Footer):
             room -= _width(key, self.compact)
             if width and room < 0:
                 break
-            yield key
-        yield from palette
+            yield cast(Widget, key)
+        yield from (cast(Widget, k) for k in palette)
+
+    def shown(self) -> list[ShownKey]:
+        """The keys on show now, left to right."""
+        return _keys(list(self.children))
 
     def on_resize(self, event: events.Resize) -> None:
         self.compact = event.size.width < COMPACT_BELOW

@@ -21,7 +21,7 @@ from textual.widgets import ProgressBar, Static
 from workbench.checks import CheckReport
 from workbench.session import Run
 from workbench.units import fmt_err, fmt_int, fmt_ms
-from workbench.viewmodel.feedback import WORK
+from workbench.viewmodel.jobs import GRADCHECK, Work
 from workbench.viewmodel.kernel_state import MASK
 from workbench.viewmodel.keys import key
 
@@ -36,20 +36,20 @@ def verdict_text(
     snapshot: bool,
     grad: bool,
     report: CheckReport | None,
-    last: str = "",
-    cancelled: str = "",
+    last: Work | None = None,
+    cancelled: Work | None = None,
 ) -> Text:
     """The line for a finished (or failed) run and the last gradient check if there was one,
     led by the last thing done (`last`: a gradient check leads with its result; `cancelled`:
     the kind of work cancelled since); `style` gives the style of a part (`pass`, `fail`…)."""
     text = Text(no_wrap=True, overflow="ellipsis")
-    if cancelled and not error:
+    if cancelled is not None and not error:
         text.append(" CANCELLED ", style=style("stale"))
-        text.append(f" {WORK[cancelled]}; ", style=style("stale-reason"))
+        text.append(f" {cancelled.noun}; ", style=style("stale-reason"))
         if run is not None:
             text.append("the results shown are from before  ", style=style("hint"))
     grads = _grad_text(style, report) if not error else None
-    if grads is not None and last == "grad" and not cancelled:
+    if grads is not None and last is GRADCHECK and cancelled is None:
         text.append_text(grads)
         if run is None:
             text.append(f"   {key('run')}", style=style("name"))
@@ -140,7 +140,17 @@ def _lines(bar: VerdictBar, text: Text | str, width: int) -> int:
 class VerdictBar(Horizontal):
     """A one-line verdict, or a progress bar and message while GPU work is in flight."""
 
-    PARTS = ("pass", "fail", "stale", "stale-reason", "error", "adhoc", "good", "bad", "name")
+    PARTS: tuple[str, ...] = (
+        "pass",
+        "fail",
+        "stale",
+        "stale-reason",
+        "error",
+        "adhoc",
+        "good",
+        "bad",
+        "name",
+    )
     PARTS += ("hint", "busy")
     COMPONENT_CLASSES: ClassVar[set[str]] = {f"verdict-bar--{part}" for part in PARTS}
 
@@ -184,8 +194,8 @@ class VerdictBar(Horizontal):
         snapshot: bool,
         grad: bool = False,
         report: CheckReport | None = None,
-        last: str = "",
-        cancelled: str = "",
+        last: Work | None = None,
+        cancelled: Work | None = None,
     ) -> None:
         """Where the kernel stands: the last thing done, its last run's verdict, an error, or
         what to press."""

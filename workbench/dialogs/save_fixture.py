@@ -9,18 +9,18 @@ from typing import ClassVar
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
-from textual.binding import Binding
+from textual.binding import BindingType
 from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, Static
+
+from workbench.commands import bindings
 
 
 class SaveFixtureScreen(ModalScreen[tuple[str, str] | None]):
     """Ask for a fixture name and a note."""
 
-    BINDINGS: ClassVar[list[Binding]] = [
-        Binding("escape", "dismiss_none", "Back", id="close_fixture")
-    ]
+    BINDINGS: ClassVar[list[BindingType]] = bindings("dialog")
 
     def __init__(self, default_name: str, folder: Path, why: str = "", blink: bool = True) -> None:
         super().__init__()

@@ -10,11 +10,12 @@ from typing import ClassVar
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
-from textual.binding import Binding
+from textual.binding import BindingType
 from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Input, Label, Select, Static
 
+from workbench.commands import bindings
 from workbench.errors import UserError
 from workbench.viewmodel.takeaway import check_path
 
@@ -32,7 +33,7 @@ class SavePathScreen(ModalScreen[tuple[Path, str] | None]):
     SavePathScreen #save-problem { color: $error; height: auto; }
     """
 
-    BINDINGS: ClassVar[list[Binding]] = [Binding("escape", "dismiss_none", "Back", id="close_save")]
+    BINDINGS: ClassVar[list[BindingType]] = bindings("dialog")
 
     def __init__(
         self,

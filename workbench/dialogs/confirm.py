@@ -6,19 +6,18 @@ from typing import ClassVar
 
 from textual import on
 from textual.app import ComposeResult
-from textual.binding import Binding
+from textual.binding import BindingType
 from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, Static
+
+from workbench.commands import bindings
 
 
 class ConfirmScreen(ModalScreen[bool]):
     """A yes/no question; escape means no."""
 
-    BINDINGS: ClassVar[list[Binding]] = [
-        Binding("escape,n", "answer(False)", "No", id="confirm_no"),
-        Binding("y", "answer(True)", "Yes", id="confirm_yes"),
-    ]
+    BINDINGS: ClassVar[list[BindingType]] = bindings("confirm")
 
     def __init__(self, question: str) -> None:
         super().__init__()

@@ -9,12 +9,13 @@ from typing import ClassVar
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
-from textual.binding import Binding
+from textual.binding import BindingType
 from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Label, OptionList
 from textual.widgets.option_list import Option
 
+from workbench.commands import bindings
 from workbench.viewmodel.baseline import RunEntry
 
 
@@ -30,7 +31,7 @@ class RunsScreen(ModalScreen[int | None]):
     RunsScreen OptionList { height: auto; max-height: 12; }
     """
 
-    BINDINGS: ClassVar[list[Binding]] = [Binding("escape", "dismiss_none", "Back", id="close_runs")]
+    BINDINGS: ClassVar[list[BindingType]] = bindings("dialog")
 
     def __init__(
         self, kernel: str, entries: Sequence[RunEntry], pinned: int | None, snapshot: bool

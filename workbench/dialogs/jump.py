@@ -8,11 +8,12 @@ from typing import ClassVar
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
-from textual.binding import Binding
+from textual.binding import BindingType
 from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Input, Label, Static
 
+from workbench.commands import bindings
 from workbench.errors import UserError
 from workbench.viewmodel.slicing import parse_index
 
@@ -29,7 +30,7 @@ class JumpScreen(ModalScreen[tuple[int, ...] | None]):
     JumpScreen #jump-problem { color: $error; height: auto; }
     """
 
-    BINDINGS: ClassVar[list[Binding]] = [Binding("escape", "dismiss_none", "Back", id="close_jump")]
+    BINDINGS: ClassVar[list[BindingType]] = bindings("dialog")
 
     def __init__(
         self, name: str, shape: tuple[int, ...], axes: tuple[str, ...], blink: bool = True

@@ -8,11 +8,13 @@ from typing import TYPE_CHECKING, ClassVar
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
-from textual.binding import Binding
+from textual.binding import BindingType
 from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Label, OptionList
 from textual.widgets.option_list import Option
+
+from workbench.commands import bindings
 
 if TYPE_CHECKING:
     from workbench.session import AdapterInfo
@@ -21,9 +23,7 @@ if TYPE_CHECKING:
 class AdapterScreen(ModalScreen[int | None]):
     """Choose the adapter to run on; the current one is marked."""
 
-    BINDINGS: ClassVar[list[Binding]] = [
-        Binding("escape", "dismiss_none", "Back", id="close_adapters")
-    ]
+    BINDINGS: ClassVar[list[BindingType]] = bindings("dialog")
 
     def __init__(self, adapters: Sequence[AdapterInfo], current: int) -> None:
         super().__init__()

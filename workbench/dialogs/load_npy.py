@@ -8,16 +8,18 @@ from typing import ClassVar
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
-from textual.binding import Binding
+from textual.binding import BindingType
 from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Input, Label, Select, Static
+
+from workbench.commands import bindings
 
 
 class LoadNpyScreen(ModalScreen[tuple[str, str] | None]):
     """Choose an input binding and a .npy file to fill it with."""
 
-    BINDINGS: ClassVar[list[Binding]] = [Binding("escape", "dismiss_none", "Back", id="close_npy")]
+    BINDINGS: ClassVar[list[BindingType]] = bindings("dialog")
 
     def __init__(self, bindings: list[str], blink: bool = True) -> None:
         super().__init__()

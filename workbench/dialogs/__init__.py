@@ -1,0 +1,11 @@
+"""Dialogs of the terminal UI (modal screens that ask one thing and return the answer), one per
+module; any screen may open one, and none opens a screen.
+
+confirm.py       ConfirmScreen: a yes/no question
+adapters.py      AdapterScreen: choose the adapter to run on
+save_fixture.py  SaveFixtureScreen: a fixture's name and note
+save_path.py     SavePathScreen: where to save arrays or a diff, and which
+load_npy.py      LoadNpyScreen: fill an input binding from a .npy file
+jump.py          JumpScreen: an element of the Outputs array, by its index
+runs.py          RunsScreen: pick the baseline among this session's runs
+"""
