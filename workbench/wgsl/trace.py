@@ -41,7 +41,12 @@ from workbench.wgsl.parser import parse
 from workbench.wgsl.types import WType
 
 TRACE_NAME = "wb_trace"
-HEADER_WORDS = 8
+HEADER_WORDS = 12
+# Modes (header word 7): trace the chosen invocation; scan every invocation for its first
+# non-finite value; list the invocations that store to the watched element.
+MODE_TRACE, MODE_SCAN, MODE_WATCH = 0, 1, 2
+WATCHED = 0x80000000  # location word bit: a store to the watched binding
+LOCATION_MASK = 0xFFFFFF  # location word bits: the location id (bits 24-27: its kind)
 RECORD_WORDS = 8
 DEFAULT_CAPACITY = 100_000
 KINDS = ("assign", "param", "return", "branch", "loop", "load", "store", "atomic", "barrier")
@@ -60,6 +65,7 @@ class Location:
     name: str
     type: str
     offset: int
+    operands: tuple[str, ...] = ()  # the names and loads the value was computed from
 
 
 @dataclass
@@ -68,7 +74,10 @@ class TracePlan:
 
     kernel: InstrumentedKernel
     locations: list[Location] = field(default_factory=list)
-    loops: dict[int, int] = field(default_factory=dict)  # loop-iteration location -> loop's end
+
+    def location(self, word: int) -> Location:
+        """The location a record's first word names."""
+        return self.locations[word & LOCATION_MASK]
 
 
 @dataclass
@@ -115,54 +124,109 @@ def _recorder(type_text: str) -> str:
         n, scalar = int(type_text[3]), type_text[5:-1]
         words = [_word(scalar, f"v.{'xyzw'[k]}") for k in range(n)] + ["0u"] * (4 - n)
     else:
+        scalar = type_text
         words = [_word(type_text, "v"), "0u", "0u", "0u"]
+    # Unused words are 0, which no exponent mask matches.
+    mask = {"f32": "0x7f800000u", "f16": "0x7c00u"}.get(scalar)
+    nonfinite = f"any((w & vec4<u32>({mask})) == vec4<u32>({mask}))" if mask else "false"
     tag = _tag(type_text)
     return (
         f"fn wb_rec_{tag}(loc: u32, idx: u32, v: {type_text}) {{ "
-        f"wb_put(loc, idx, vec4<u32>({', '.join(words)})); }}\n"
+        f"let w = vec4<u32>({', '.join(words)}); wb_put(loc, idx, w, {nonfinite}); }}\n"
         f"fn wb_see_{tag}(v: {type_text}, loc: u32, idx: u32) -> {type_text} {{ "
         f"wb_rec_{tag}(loc, idx, v); return v; }}\n"
     )
 
 
 def _definitions(group: int, binding: int, types: list[str]) -> str:
+    load = KINDS.index("load")
     head = f"""// workbench: trace of one invocation (a debug run only)
-struct WbTrace {{ next: atomic<u32>, cap: u32, pad0: u32, pad1: u32, chosen: vec4<u32>, words: array<vec4<u32>> }}
+struct WbTrace {{ next: atomic<u32>, cap: u32, ext: vec2<u32>, chosen: vec4<u32>, hits: atomic<u32>, first: atomic<u32>, watch: u32, pad: u32, words: array<vec4<u32>> }}
 @group({group}) @binding({binding}) var<storage, read_write> {TRACE_NAME}: WbTrace;
 var<private> wb_on: bool;
+var<private> wb_gid: vec3<u32>;
 var<private> wb_depth: u32;
-fn wb_put(loc: u32, idx: u32, v: vec4<u32>) {{
-    if (!wb_on) {{ return; }}
+var<private> wb_seen: bool;
+fn wb_start(gid: vec3<u32>) {{ wb_gid = gid; wb_on = all(gid == {TRACE_NAME}.chosen.xyz); }}
+fn wb_keep(first: vec4<u32>, second: vec4<u32>) {{
     let slot = atomicAdd(&{TRACE_NAME}.next, 1u);
     if (slot < {TRACE_NAME}.cap) {{
-        {TRACE_NAME}.words[2u * slot] = vec4<u32>(loc, idx, wb_depth, 0u);
-        {TRACE_NAME}.words[2u * slot + 1u] = v;
+        {TRACE_NAME}.words[2u * slot] = first;
+        {TRACE_NAME}.words[2u * slot + 1u] = second;
     }}
+}}
+fn wb_put(loc: u32, idx: u32, v: vec4<u32>, nonfinite: bool) {{
+    let mode = {TRACE_NAME}.chosen.w;
+    if (mode == {MODE_SCAN}u) {{
+        if (nonfinite && !wb_seen) {{
+            wb_seen = true;
+            if (((loc >> 24u) & 15u) != {load}u) {{
+                atomicAdd(&{TRACE_NAME}.hits, 1u);
+                let e = {TRACE_NAME}.ext;
+                atomicMin(&{TRACE_NAME}.first, wb_gid.x + e.x * (wb_gid.y + e.y * wb_gid.z));
+            }}
+        }}
+        return;
+    }}
+    if (mode == {MODE_WATCH}u) {{
+        if ((loc & {WATCHED:#x}u) != 0u && idx == {TRACE_NAME}.watch) {{
+            wb_keep(vec4<u32>(loc, idx, 0u, 0u), vec4<u32>(wb_gid, 0u));
+        }}
+        return;
+    }}
+    if (wb_on) {{ wb_keep(vec4<u32>(loc, idx, wb_depth, 0u), v); }}
 }}
 """
     return head + "".join(_recorder(t) for t in types)
 
 
 class _Instrumenter:
-    def __init__(self, kernel: Kernel, tree: s.Module, checker: Checker) -> None:
+    def __init__(self, kernel: Kernel, tree: s.Module, checker: Checker, watch: str) -> None:
+        self.watch = watch  # the binding whose stores are marked `WATCHED` ("" for none)
+        self.globals = {d.name for d in tree.decls if isinstance(d, s.VarDecl)}
         self.kernel = kernel
         self.text = tree.text
         self.tree = tree
         self.checker = checker
         self.edits: list[_Edit] = []
         self.locations: list[Location] = []
-        self.loops: dict[int, int] = {}
         self.types: dict[str, None] = {}  # recorded value types, in first-use order
         self.returns: dict[str, None] = {}  # return types of instrumented functions
         self.counter = 0
         self.functions = {f.name for f in tree.functions()}
 
     # -- helpers --------------------------------------------------------------------------
-    def loc(self, kind: str, name: str, type_text: str, offset: int) -> int:
+    def loc(
+        self,
+        kind: str,
+        name: str,
+        type_text: str,
+        offset: int,
+        operands: tuple[str, ...] = (),
+        watched: bool = False,
+    ) -> int:
+        """A new location's word: its id, its kind in bits 24-27, `WATCHED` for a store to the
+        watched binding."""
         if type_text:
             self.types.setdefault(type_text, None)
-        self.locations.append(Location(kind, name, type_text, offset))
-        return len(self.locations) - 1
+        self.locations.append(Location(kind, name, type_text, offset, operands))
+        word = (len(self.locations) - 1) | (KINDS.index(kind) << 24)
+        return word | (WATCHED if watched else 0)
+
+    def operands(self, *roots: s.Expr) -> tuple[str, ...]:
+        """The local names and storage/workgroup loads an expression's value is made from."""
+        found: dict[str, None] = {}
+        for root in roots:
+            for n in s.walk(root):
+                if isinstance(n, s.Ident) and isinstance(
+                    self.checker.resolved.get(id(n)), (s.VarDecl, s.Param)
+                ):
+                    decl = self.checker.resolved[id(n)]
+                    if not (isinstance(decl, s.VarDecl) and decl.name in self.globals):
+                        found.setdefault(n.name, None)
+                elif isinstance(n, s.Index) and self.memory(n) is not None:
+                    found.setdefault(self.src(n), None)
+        return tuple(found)
 
     def insert(self, at: int, text: str) -> None:
         self.edits.append(_Edit(at, at, (at, at), text))
@@ -178,9 +242,16 @@ class _Instrumenter:
         return self.text[node.span[0] : node.span[1]]
 
     def record(
-        self, kind: str, name: str, type_text: str, offset: int, value: str, idx: str
+        self,
+        kind: str,
+        name: str,
+        type_text: str,
+        offset: int,
+        value: str,
+        idx: str,
+        operands: tuple[str, ...] = (),
     ) -> str:
-        loc = self.loc(kind, name, type_text, offset)
+        loc = self.loc(kind, name, type_text, offset, operands)
         return f" wb_rec_{_tag(type_text)}({loc}u, {idx}, {value});"
 
     def memory(self, e: s.Expr) -> tuple[str, s.Expr | None] | None:
@@ -216,7 +287,7 @@ class _Instrumenter:
     def function(self, fn: s.Function, entry: bool, gid: str) -> None:
         open_at = fn.body.span[0] + 1
         if entry:
-            self.insert(open_at, f" wb_on = all({gid} == {TRACE_NAME}.chosen.xyz); wb_depth = 0u;")
+            self.insert(open_at, f" wb_start({gid});")
         else:
             prologue = " wb_depth++;"
             for p in fn.params:
@@ -245,12 +316,13 @@ class _Instrumenter:
             if st.type is not None:
                 t = scalar_type(self.checker.resolve_type(st.type))
             if t:
-                self.insert(end, self.record("assign", st.name, t, st.span[0], st.name, "0u"))
+                why = self.operands(st.init)
+                self.insert(end, self.record("assign", st.name, t, st.span[0], st.name, "0u", why))
         elif isinstance(st, (s.Assign, s.Increment)):
             self.assignment(st, end)
         elif isinstance(st, s.CallStmt) and st.call.callee.name in _BARRIERS:
             loc = self.loc("barrier", st.call.callee.name, "", st.span[0])
-            self.insert(end, f" wb_put({loc}u, 0u, vec4<u32>());")
+            self.insert(end, f" wb_put({loc}u, 0u, vec4<u32>(), false);")
         elif isinstance(st, s.Return):
             self.ret(st, result, entry)
         elif isinstance(st, s.If):
@@ -273,15 +345,19 @@ class _Instrumenter:
             return
         mem = self.memory(target)
         name = self.src(target)
+        plain = isinstance(st, s.Assign) and st.op == "="
+        why = self.operands(*([st.rhs] if isinstance(st, s.Assign) else []))
+        if not plain:
+            why = (name, *(w for w in why if w != name))
         if mem is None:
-            self.insert(end, self.record("assign", name, t, st.span[0], name, "0u"))
+            self.insert(end, self.record("assign", name, t, st.span[0], name, "0u", why))
             return
         idx = self.index_text(mem[1])
-        if isinstance(st, s.Assign) and st.op == "=":
-            loc = self.loc("store", name, t, st.span[0])
+        loc = self.loc("store", name, t, st.span[0], why, watched=mem[0] == self.watch)
+        if isinstance(st, s.Assign) and plain:
             self.wrap(st.rhs.span, f"wb_see_{_tag(t)}(", f", {loc}u, {idx})", outer=True)
         else:
-            self.insert(end, self.record("store", name, t, st.span[0], name, idx))
+            self.insert(end, f" wb_rec_{_tag(t)}({loc}u, {idx}, {name});")
 
     def ret(self, st: s.Return, result: str | None, entry: bool) -> None:
         if entry:
@@ -290,7 +366,7 @@ class _Instrumenter:
             self.insert(st.span[0], "{ wb_depth--; ")
             self.insert(_end(st), " }")
             return
-        loc = self.loc("return", "return", result, st.span[0])
+        loc = self.loc("return", "return", result, st.span[0], self.operands(st.value))
         tag = _tag(result)
         self.wrap(st.value.span, f"wb_ret_{tag}(wb_see_{tag}(", f", {loc}u, 0u))")
         self.returns.setdefault(result, None)
@@ -336,7 +412,6 @@ class _Instrumenter:
         body_loc = self.loc("loop", name, t, st.span[0])
         self.insert(st.body.span[0] + 1, f" wb_rec_{_tag(t)}({body_loc}u, {it}, {value}); {it}++;")
         end_loc = self.loc("loop", "end", "u32", st.span[0])
-        self.loops[body_loc] = end_loc
         self.insert(end, f" wb_rec_u32({end_loc}u, {it}, {it});")
         self.types.setdefault("u32", None)
         self.block(st.body, fn, result, entry)
@@ -372,7 +447,8 @@ class _Instrumenter:
             return
         mem = self.memory(ptr.operand)
         idx = self.index_text(mem[1]) if mem is not None else "0u"
-        loc = self.loc("atomic", f"{name}({self.src(ptr.operand)})", t, call.span[0])
+        watched = mem is not None and mem[0] == self.watch
+        loc = self.loc("atomic", f"{name}({self.src(ptr.operand)})", t, call.span[0], (), watched)
         self.wrap(call.span, f"wb_see_{_tag(t)}(", f", {loc}u, {idx})")
 
     # -- output ---------------------------------------------------------------------------
@@ -424,8 +500,9 @@ def _expressions(st: s.Stmt) -> list[s.Expr]:
     return []
 
 
-def instrument_trace(kernel: Kernel) -> TracePlan:
-    """A copy of `kernel` that traces the invocation the trace buffer's header names."""
+def instrument_trace(kernel: Kernel, watch: str = "") -> TracePlan:
+    """A copy of `kernel` that traces the invocation the trace buffer's header names; its stores
+    to the binding `watch` are marked for `MODE_WATCH`."""
     text = kernel.text if kernel.text.endswith("\n") else kernel.text + "\n"
     tree = parse(text, kernel.file)
     checker = check(tree, kernel.file)
@@ -436,13 +513,12 @@ def instrument_trace(kernel: Kernel) -> TracePlan:
             f"{kernel.file}: the body of '{kernel.entry}' could not be read: {entry.unparsed}"
         )
     gid = _builtin_name(tree, entry, "global_invocation_id")
-    work = _Instrumenter(kernel, tree, checker)
+    work = _Instrumenter(kernel, tree, checker, watch)
     extra = ""
     if gid is None:
-        gid = "wb_gid"
-        extra = (
-            ", " if ep.needs_comma else ""
-        ) + "@builtin(global_invocation_id) wb_gid: vec3<u32>"
+        gid = "wb_global_id"
+        extra = f"@builtin(global_invocation_id) {gid}: vec3<u32>"
+        extra = (", " if ep.needs_comma else "") + extra
     for fn in tree.functions():
         if not fn.unparsed:
             work.function(fn, fn.name == kernel.entry, gid)
@@ -469,7 +545,6 @@ def instrument_trace(kernel: Kernel) -> TracePlan:
             bindings_added=((TRACE_NAME, group, binding),),
         ),
         work.locations,
-        work.loops,
     )
 
 

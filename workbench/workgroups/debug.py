@@ -20,6 +20,9 @@ from workbench.session import Case, Session
 from workbench.wgsl.trace import (
     DEFAULT_CAPACITY,
     HEADER_WORDS,
+    MODE_SCAN,
+    MODE_TRACE,
+    MODE_WATCH,
     RECORD_WORDS,
     TRACE_NAME,
     TracePlan,
@@ -45,6 +48,7 @@ class Step:
     value: Value | None
     index: int | None
     depth: int
+    operands: tuple[str, ...] = ()  # names and loads the value was made from (not in JSON)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -160,6 +164,36 @@ def _xyz(v: tuple[int, ...]) -> str:
     return ",".join(map(str, v))
 
 
+def _dispatch(
+    session: Session,
+    case: Case,
+    plan: TracePlan,
+    capacity: int,
+    mode: int,
+    chosen: tuple[int, int, int] = (0, 0, 0),
+    watch: int = 0,
+) -> tuple[dict[str, np.ndarray], np.ndarray]:
+    """One dispatch of the instrumented case: its outputs and the trace buffer's words."""
+    size = _size(case)
+    log = np.zeros(HEADER_WORDS + RECORD_WORDS * capacity, np.uint32)
+    log[1] = capacity
+    log[2:4] = [g * n for g, n in zip(case.grid[:2], size[:2], strict=True)]
+    log[4:7] = chosen
+    log[7] = mode
+    log[9] = 0xFFFFFFFF  # no invocation yet for atomicMin
+    log[10] = watch
+    traced = with_instrumentation(
+        case, plan.kernel, {}, {TRACE_NAME: (log, f"trace ({capacity:,})")}
+    )
+    run = session.run(traced, reference=False)
+    return run.outputs, run.outputs[TRACE_NAME].reshape(-1)
+
+
+def _rows(words: np.ndarray, capacity: int) -> np.ndarray:
+    kept = min(int(words[0]), capacity)
+    return words[HEADER_WORDS : HEADER_WORDS + RECORD_WORDS * kept].reshape(kept, RECORD_WORDS)
+
+
 def trace(
     session: Session,
     case: Case,
@@ -172,24 +206,15 @@ def trace(
         raise UserError(f"--capacity must be between 1 and {MAX_CAPACITY:,}, got {capacity}")
     invocation = invocation_of(case, invocation)
     plan = plan or instrument_trace(case.kernel)
-    log = np.zeros(HEADER_WORDS + RECORD_WORDS * capacity, np.uint32)
-    log[1] = capacity
-    log[4:7] = invocation
-    traced = with_instrumentation(
-        case, plan.kernel, {}, {TRACE_NAME: (log, f"trace ({capacity:,})")}
-    )
-    run = session.run(traced, reference=False)
+    outputs, words = _dispatch(session, case, plan, capacity, MODE_TRACE, invocation)
     plain = session.run(case, reference=False)
     differing = [
         p.name
         for p in writable(case)
-        if run.outputs[p.name].tobytes() != plain.outputs[p.name].tobytes()
+        if outputs[p.name].tobytes() != plain.outputs[p.name].tobytes()
     ]
-    out = run.outputs[TRACE_NAME].reshape(-1)
-    attempted = int(out[0])
-    kept = min(attempted, capacity)
-    rows = out[HEADER_WORDS : HEADER_WORDS + RECORD_WORDS * kept].reshape(kept, RECORD_WORDS)
-    steps = [_step(case, plan, k, row) for k, row in enumerate(rows)]
+    attempted = int(words[0])
+    steps = [_step(case, plan, k, row) for k, row in enumerate(_rows(words, capacity))]
     size = _size(case)
     result = Trace(
         case.name,
@@ -208,14 +233,177 @@ def trace(
     return result
 
 
+@dataclass(frozen=True)
+class NonFinite:
+    """The first non-finite value made from finite operands, in the invocation with the smallest
+    linear id that made one; `invocations` counts every invocation that made one."""
+
+    invocation: tuple[int, int, int]
+    step: Step
+    operands: dict[str, Value | None]
+    invocations: int
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "invocation": list(self.invocation),
+            "file": self.step.file,
+            "line": self.step.line,
+            "col": self.step.col,
+            "name": self.step.name,
+            "value": json_value(self.step.value),
+            "operands": {k: json_value(v) for k, v in self.operands.items()},
+            "invocations": self.invocations,
+        }
+
+
+def first_nonfinite(
+    session: Session, case: Case, capacity: int = DEFAULT_CAPACITY
+) -> tuple[NonFinite, Trace] | None:
+    """Scan every invocation of one dispatch for a NaN or infinity made from finite operands
+    (a non-finite value loaded from memory is not made there); trace the first such invocation.
+    None when no invocation made one."""
+    plan = instrument_trace(case.kernel)
+    _, words = _dispatch(session, case, plan, 1, MODE_SCAN)
+    hits, first = int(words[8]), int(words[9])
+    if not hits:
+        return None
+    size = _size(case)
+    extent = [g * n for g, n in zip(case.grid, size, strict=True)]
+    gid = _xyz3(
+        [first % extent[0], (first // extent[0]) % extent[1], first // (extent[0] * extent[1])]
+    )
+    t = trace(session, case, gid, capacity, plan)
+    for st in t.steps:
+        if st.kind == "load" and _nonfinite(st.value):
+            break
+        if _nonfinite(st.value):
+            return NonFinite(gid, st, _operands(t, st), hits), t
+    return None
+
+
+def _operands(t: Trace, st: Step) -> dict[str, Value | None]:
+    """Each operand's value as last recorded before `st`."""
+    out: dict[str, Value | None] = {}
+    for name in st.operands:
+        before = [x for x in t.steps[: st.step] if x.name == name]
+        out[name] = before[-1].value if before else None
+    return out
+
+
+def _nonfinite(v: Value | None) -> bool:
+    values = v if isinstance(v, list) else [v]
+    return any(isinstance(x, float) and not math.isfinite(x) for x in values)
+
+
+@dataclass(frozen=True)
+class Difference:
+    """The first step where two traces differ in control flow or in a value."""
+
+    step: int
+    file: str
+    line: int
+    name: str
+    a: Value | None
+    b: Value | None
+    why: str  # "value" or "control flow"
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "step": self.step,
+            "file": self.file,
+            "line": self.line,
+            "name": self.name,
+            "a": json_value(self.a),
+            "b": json_value(self.b),
+        }
+
+
+def first_difference(a: Trace, b: Trace) -> Difference | None:
+    """Where trace `b` first leaves trace `a`: another statement (control flow) or the same
+    statement with another value; None when they are the same."""
+    for x, y in zip(a.steps, b.steps, strict=False):
+        if (x.file, x.line, x.col, x.kind, x.name) != (y.file, y.line, y.col, y.kind, y.name):
+            return Difference(x.step, x.file, x.line, x.name, x.value, y.value, "control flow")
+        if json_value(x.value) != json_value(y.value):
+            why = "control flow" if x.kind == "branch" else "value"
+            return Difference(x.step, x.file, x.line, x.name, x.value, y.value, why)
+    if len(a.steps) != len(b.steps):
+        longer = a if len(a.steps) > len(b.steps) else b
+        n = min(len(a.steps), len(b.steps))
+        st = longer.steps[n]
+        return Difference(n, st.file, st.line, st.name, None, None, "control flow")
+    return None
+
+
+@dataclass(frozen=True)
+class Writer:
+    """An invocation that stored to the watched element, and where."""
+
+    invocation: tuple[int, int, int]
+    file: str
+    line: int
+    order: int  # its place among the element's stores in the dispatch
+
+
+def writers(session: Session, case: Case, binding: str, flat: int) -> list[Writer]:
+    """Every store to `binding[flat]` in one dispatch, in the order the stores were counted; the
+    last is the element's last writer (the kernel's stores to it race when there are several)."""
+    if binding not in {p.name for p in writable(case)}:
+        names = ", ".join(p.name for p in writable(case)) or "none"
+        raise UserError(f"--element: '{binding}' is not a binding the kernel writes ({names})")
+    plan = instrument_trace(case.kernel, watch=binding)
+    capacity = 4096
+    _, words = _dispatch(session, case, plan, capacity, MODE_WATCH, watch=flat)
+    out = []
+    for k, row in enumerate(_rows(words, capacity)):
+        loc = plan.location(int(row[0]))
+        file, line, _ = case.kernel.position(loc.offset)
+        out.append(Writer(_xyz3([int(v) for v in row[4:7]]), file, line, k))
+    return out
+
+
+def parse_element(text: str, case: Case) -> tuple[str, int]:
+    """`NAME[i]` (a flat index) or `NAME[axis=i axis=j ...]` (the named index the Diff tab
+    shows): the binding and the flat index."""
+    name, _, rest = text.partition("[")
+    if not rest.endswith("]") or not name:
+        raise UserError(f"--element {text!r}: expected BINDING[i] or BINDING[axis=i ...]")
+    plan = next((p for p in case.bindings if p.name == name.strip()), None)
+    if plan is None:
+        raise UserError(
+            f"--element: no binding '{name}' ({', '.join(p.name for p in case.bindings)})"
+        )
+    inner = rest[:-1].replace(",", " ").split()
+    try:
+        if len(inner) == 1 and "=" not in inner[0]:
+            flat = int(inner[0])
+        else:
+            given = dict(part.split("=", 1) for part in inner)
+            if set(given) != set(plan.axes):
+                raise UserError(
+                    f"--element {text!r}: name every axis of {name}: {' '.join(plan.axes)}"
+                )
+            flat = int(np.ravel_multi_index([int(given[a]) for a in plan.axes], plan.shape))
+    except ValueError:
+        raise UserError(
+            f"--element {text!r}: indices must be whole numbers inside {name}'s shape "
+            f"{'x'.join(map(str, plan.shape))}"
+        ) from None
+    total = math.prod(plan.shape)
+    if not 0 <= flat < total:
+        raise UserError(f"--element {text!r}: index {flat} is outside {name} ({total:,} elements)")
+    return name.strip(), flat
+
+
 def _step(case: Case, plan: TracePlan, k: int, row: np.ndarray) -> Step:
-    loc = plan.locations[int(row[0])]
+    loc = plan.location(int(row[0]))
     file, line, col = case.kernel.position(loc.offset)
     value = decode(loc.type, row[4:8]) if loc.type else None
     index: int | None = int(row[1])
     if loc.kind in ("assign", "param", "return", "branch", "barrier"):
         index = None
-    return Step(k, file, line, col, loc.kind, loc.name, loc.type, value, index, int(row[2]))
+    depth = int(row[2])
+    return Step(k, file, line, col, loc.kind, loc.name, loc.type, value, index, depth, loc.operands)
 
 
 def _end_message(t: Trace) -> str:
