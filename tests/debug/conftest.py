@@ -122,7 +122,7 @@ fn histogram(@builtin(global_invocation_id) gid: vec3<u32>) {
     _ = before;
 }
 """
-# Element 77's denominator is planted at zero: 0/0 at the `let q` line.
+# With num all ones, a denominator planted at zero makes 0/0 at the `let q` line.
 PLANTED_NAN = """
 @group(0) @binding(0) var<storage, read> num: array<f32>;
 @group(0) @binding(1) var<storage, read> den: array<f32>;
@@ -131,7 +131,7 @@ PLANTED_NAN = """
 @compute @workgroup_size(64)
 fn planted_nan(@builtin(global_invocation_id) gid: vec3<u32>) {
     let i = gid.x;
-    let top = num[i] - num[i];
+    let top = num[i] - 1.0;
     let q = top / den[i];
     out[i] = q + 1.0;
 }

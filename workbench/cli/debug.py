@@ -95,6 +95,18 @@ def cmd_debug(args: argparse.Namespace) -> int:
             "name one invocation: --invocation X,Y,Z, --workgroup X,Y,Z with --local X,Y,Z, "
             "--element 'BINDING[i]' or --first-nonfinite"
         )
+    given = {
+        flag: _xyz(f"--{flag}", text)
+        for flag, text in (
+            ("invocation", args.invocation),
+            ("workgroup", args.workgroup),
+            ("local", args.local),
+            ("compare", args.compare),
+        )
+        if text
+    }
+    if bool(args.workgroup) != bool(args.local):
+        raise UserError("--workgroup and --local go together: give both")
     session = open_session(args)
     case = build_case(session, args)
     extra: dict[str, Any] = {}
@@ -133,13 +145,9 @@ def cmd_debug(args: argparse.Namespace) -> int:
                 + (f" ({fmt_count(others, 'earlier store')} by others)" if others else "")
             )
         elif args.invocation:
-            gid = invocation_of(case, _xyz("--invocation", args.invocation))
+            gid = invocation_of(case, given["invocation"])
         else:
-            if not (args.workgroup and args.local):
-                raise UserError("--workgroup and --local go together: give both")
-            gid = invocation_of(
-                case, None, _xyz("--workgroup", args.workgroup), _xyz("--local", args.local)
-            )
+            gid = invocation_of(case, None, given["workgroup"], given["local"])
         t = trace(session, case, gid, args.capacity)
     if args.break_expr:
         hit = break_at(t, args.break_expr)
@@ -150,7 +158,7 @@ def cmd_debug(args: argparse.Namespace) -> int:
         else:
             lines.append(f"break: {args.break_expr} never holds")
     if args.compare:
-        other = trace(session, case, _xyz("--compare", args.compare), args.capacity)
+        other = trace(session, case, given["compare"], args.capacity)
         d = first_difference(t, other)
         extra["first_difference"] = d.to_json() if d else None
         lines.append(_difference_line(t, other, d))

@@ -52,9 +52,9 @@ def _condition(text: str) -> s.Expr:
         tree = parse(f"fn wb_break() {{ _ = {text}; }}\n", "--break")
         body = tree.functions()[0].body.body
     except ReflectionError as e:
-        raise UserError(f"--break {text!r}: not a WGSL expression ({e})") from None
+        raise UserError(f"--break {text!r}: not one WGSL expression ({e})") from None
     if len(body) != 1 or not isinstance(body[0], s.Assign):
-        raise UserError(f"--break {text!r}: give one WGSL expression")
+        raise UserError(f"--break {text!r}: not one WGSL expression")
     return body[0].rhs
 
 
