@@ -252,3 +252,25 @@ def test_bad_invocations_are_one_clear_error(debug_session: Session, kwargs, why
     case = debug_session.case("helper")
     with pytest.raises(UserError, match=why):
         invocation_of(case, **kwargs)
+
+
+def test_workgroup_memory_after_each_barrier_is_the_tree_so_far(debug_session: Session):
+    x = np.random.default_rng(6).standard_normal(1024).astype(np.float32)
+    case = debug_session.case("reduce", inputs={"x": x})
+    t = trace(debug_session, case, (64 + 5, 0, 0), memory=True)
+    barriers = [st.step for st in t.steps if st.kind == "barrier"]
+    assert [v.step for v in t.memory] == barriers and {v.name for v in t.memory} == {"part"}
+    part = x[64:128].copy()
+    want = [part.copy()]
+    stride = 32
+    while stride > 0:
+        part[:stride] = part[:stride] + part[stride : 2 * stride]
+        want.append(part.copy())
+        stride //= 2
+    assert len(t.memory) == len(want) == 7
+    for view, expected in zip(t.memory, want, strict=True):
+        assert np.array_equal(np.array(view.values, np.float32), expected)
+    assert t.outputs_identical
+    assert [st.kind for st in t.steps] == [
+        st.kind for st in trace(debug_session, case, (69, 0, 0)).steps
+    ]

@@ -71,6 +71,11 @@ def register(sub: argparse._SubParsersAction) -> None:
         metavar="EXPR",
         help="end the trace at the first step where EXPR holds (acc > 1e6, isnan(x), i == 17u)",
     )
+    p.add_argument(
+        "--workgroup-memory",
+        action="store_true",
+        help="show every var<workgroup> array as the invocation sees it after each barrier",
+    )
     p.set_defaults(handler=cmd_debug)
 
 
@@ -148,7 +153,7 @@ def cmd_debug(args: argparse.Namespace) -> int:
             gid = invocation_of(case, given["invocation"])
         else:
             gid = invocation_of(case, None, given["workgroup"], given["local"])
-        t = trace(session, case, gid, args.capacity)
+        t = trace(session, case, gid, args.capacity, memory=args.workgroup_memory)
     if args.break_expr:
         hit = break_at(t, args.break_expr)
         extra["break"] = None if hit is None else hit
@@ -162,6 +167,8 @@ def cmd_debug(args: argparse.Namespace) -> int:
         d = first_difference(t, other)
         extra["first_difference"] = d.to_json() if d else None
         lines.append(_difference_line(t, other, d))
+    if args.workgroup_memory:
+        extra["workgroup_memory"] = [v.to_json() for v in t.memory]
     if args.json:
         print_json({**t.to_json(), **extra})
     else:
@@ -219,8 +226,15 @@ def print_trace(t: Trace, lines: list[str]) -> None:
     for line in lines:
         print(f"  {line}")
     print(f"  {'step':>6}  {'where':<24} {'kind':<8} {'name':<28} value")
+    views = {}
+    for v in t.memory:
+        views.setdefault(v.step, []).append(v)
     for st in t.steps:
         print(_step_line(st))
+        for v in views.get(st.step, []):
+            shown = ", ".join(show(x, v.type) for x in v.values[:16])
+            more = f", ... ({len(v.values):,} elements)" if len(v.values) > 16 else ""
+            print(f"  {'':>6}  {'':<24} {'memory':<8} {v.name:<28} [{shown}{more}]")
     if t.truncated:
         print(f"  {t.end}")
 

@@ -50,6 +50,8 @@ LOCATION_MASK = 0xFFFFFF  # location word bits: the location id (bits 24-27: its
 RECORD_WORDS = 8
 DEFAULT_CAPACITY = 100_000
 KINDS = ("assign", "param", "return", "branch", "loop", "load", "store", "atomic", "barrier")
+# A record of workgroup memory as the traced invocation sees it after a barrier: not a step.
+MEMORY = "memory"
 RECORDABLE_SCALARS = ("f32", "i32", "u32", "f16", "bool")
 _CONCRETE = {"abstract-float": "f32", "abstract-int": "i32"}
 _BARRIERS = ("workgroupBarrier", "storageBarrier", "textureBarrier")
@@ -181,8 +183,11 @@ fn wb_put(loc: u32, idx: u32, v: vec4<u32>, nonfinite: bool) {{
 
 
 class _Instrumenter:
-    def __init__(self, kernel: Kernel, tree: s.Module, checker: Checker, watch: str) -> None:
+    def __init__(
+        self, kernel: Kernel, tree: s.Module, checker: Checker, watch: str, memory: bool
+    ) -> None:
         self.watch = watch  # the binding whose stores are marked `WATCHED` ("" for none)
+        self.memory_dump = memory  # record workgroup arrays after each workgroupBarrier
         self.globals = {d.name for d in tree.decls if isinstance(d, s.VarDecl)}
         self.kernel = kernel
         self.text = tree.text
@@ -210,7 +215,8 @@ class _Instrumenter:
         if type_text:
             self.types.setdefault(type_text, None)
         self.locations.append(Location(kind, name, type_text, offset, operands))
-        word = (len(self.locations) - 1) | (KINDS.index(kind) << 24)
+        code = len(KINDS) if kind == MEMORY else KINDS.index(kind)
+        word = (len(self.locations) - 1) | (code << 24)
         return word | (WATCHED if watched else 0)
 
     def operands(self, *roots: s.Expr) -> tuple[str, ...]:
@@ -323,6 +329,8 @@ class _Instrumenter:
         elif isinstance(st, s.CallStmt) and st.call.callee.name in _BARRIERS:
             loc = self.loc("barrier", st.call.callee.name, "", st.span[0])
             self.insert(end, f" wb_put({loc}u, 0u, vec4<u32>(), false);")
+            if self.memory_dump and st.call.callee.name == "workgroupBarrier":
+                self.insert(end, self.dump(st.span[0]))
         elif isinstance(st, s.Return):
             self.ret(st, result, entry)
         elif isinstance(st, s.If):
@@ -335,6 +343,27 @@ class _Instrumenter:
             self.loop(st, end, fn, result, entry)
         elif isinstance(st, s.Block):
             self.block(st, fn, result, entry)
+
+    def dump(self, offset: int) -> str:
+        """Statements recording every workgroup array of scalars or vectors, element by element,
+        for the traced invocation only (no barrier inside, so uniformity is unchanged)."""
+        out = ""
+        for d in self.tree.decls:
+            if not (isinstance(d, s.VarDecl) and d.template[:1] == ("workgroup",)):
+                continue
+            decl_type = self.checker.global_value(d.name).type
+            element = decl_type.element if decl_type.kind == "array" else None
+            t = scalar_type(element) if element is not None else None
+            if t is None or not decl_type.count:
+                continue
+            loc = self.loc(MEMORY, d.name, t, offset)
+            self.counter += 1
+            k = f"wb_m{self.counter}"
+            out += (
+                f" if (wb_on) {{ for (var {k} = 0u; {k} < {decl_type.count}u; {k}++) "
+                f"{{ wb_rec_{_tag(t)}({loc}u, {k}, {d.name}[{k}]); }} }}"
+            )
+        return out
 
     def assignment(self, st: s.Assign | s.Increment, end: int) -> None:
         target = st.target if isinstance(st, s.Increment) else st.lhs
@@ -500,9 +529,10 @@ def _expressions(st: s.Stmt) -> list[s.Expr]:
     return []
 
 
-def instrument_trace(kernel: Kernel, watch: str = "") -> TracePlan:
+def instrument_trace(kernel: Kernel, watch: str = "", memory: bool = False) -> TracePlan:
     """A copy of `kernel` that traces the invocation the trace buffer's header names; its stores
-    to the binding `watch` are marked for `MODE_WATCH`."""
+    to the binding `watch` are marked for `MODE_WATCH`; with `memory`, each workgroup array as
+    the traced invocation sees it after each `workgroupBarrier` (locations of kind `MEMORY`)."""
     text = kernel.text if kernel.text.endswith("\n") else kernel.text + "\n"
     tree = parse(text, kernel.file)
     checker = check(tree, kernel.file)
@@ -513,7 +543,7 @@ def instrument_trace(kernel: Kernel, watch: str = "") -> TracePlan:
             f"{kernel.file}: the body of '{kernel.entry}' could not be read: {entry.unparsed}"
         )
     gid = _builtin_name(tree, entry, "global_invocation_id")
-    work = _Instrumenter(kernel, tree, checker, watch)
+    work = _Instrumenter(kernel, tree, checker, watch, memory)
     extra = ""
     if gid is None:
         gid = "wb_global_id"

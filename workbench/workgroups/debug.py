@@ -20,6 +20,7 @@ from workbench.session import Case, Session
 from workbench.wgsl.trace import (
     DEFAULT_CAPACITY,
     HEADER_WORDS,
+    MEMORY,
     MODE_SCAN,
     MODE_TRACE,
     MODE_WATCH,
@@ -66,6 +67,24 @@ class Step:
 
 
 @dataclass
+class MemoryView:
+    """A workgroup array as the traced invocation saw it right after the barrier at `step`."""
+
+    step: int
+    name: str
+    type: str
+    values: list[Value]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "step": self.step,
+            "name": self.name,
+            "type": self.type,
+            "values": [json_value(v) for v in self.values],
+        }
+
+
+@dataclass
 class Trace:
     kernel: str
     invocation: tuple[int, int, int]
@@ -78,6 +97,7 @@ class Trace:
     attempted: int = 0  # records the invocation made, kept or not
     capacity: int = DEFAULT_CAPACITY
     end: str = ""  # where and why a truncated trace stopped
+    memory: list[MemoryView] = field(default_factory=list)  # with `memory`: after each barrier
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -200,12 +220,14 @@ def trace(
     invocation: tuple[int, int, int],
     capacity: int = DEFAULT_CAPACITY,
     plan: TracePlan | None = None,
+    memory: bool = False,
 ) -> Trace:
-    """Trace `invocation` (a global invocation id) of `case`."""
+    """Trace `invocation` (a global invocation id) of `case`; with `memory`, each workgroup
+    array as it saw it after each workgroupBarrier."""
     if not 1 <= capacity <= MAX_CAPACITY:
         raise UserError(f"--capacity must be between 1 and {MAX_CAPACITY:,}, got {capacity}")
     invocation = invocation_of(case, invocation)
-    plan = plan or instrument_trace(case.kernel)
+    plan = plan or instrument_trace(case.kernel, memory=memory)
     outputs, words = _dispatch(session, case, plan, capacity, MODE_TRACE, invocation)
     plain = session.run(case, reference=False)
     differing = [
@@ -214,7 +236,16 @@ def trace(
         if outputs[p.name].tobytes() != plain.outputs[p.name].tobytes()
     ]
     attempted = int(words[0])
-    steps = [_step(case, plan, k, row) for k, row in enumerate(_rows(words, capacity))]
+    steps: list[Step] = []
+    views: dict[tuple[int, str], MemoryView] = {}
+    for row in _rows(words, capacity):
+        loc = plan.location(int(row[0]))
+        if loc.kind == MEMORY:
+            key = (len(steps) - 1, loc.name)
+            view = views.setdefault(key, MemoryView(key[0], loc.name, loc.type, []))
+            view.values.append(decode(loc.type, row[4:8]))
+        else:
+            steps.append(_step(case, plan, len(steps), row))
     size = _size(case)
     result = Trace(
         case.name,
@@ -228,6 +259,7 @@ def trace(
         attempted,
         capacity,
     )
+    result.memory = list(views.values())
     if result.truncated:
         result.end = _end_message(result)
     return result
