@@ -133,7 +133,7 @@ def _recorder(type_text: str) -> str:
     nonfinite = f"any((w & vec4<u32>({mask})) == vec4<u32>({mask}))" if mask else "false"
     tag = _tag(type_text)
     return (
-        f"fn wb_rec_{tag}(loc: u32, idx: u32, v: {type_text}) {{ "
+        f"fn wb_rec_{tag}(loc: u32, idx: u32, v: {type_text}) {{ if (!wb_live) {{ return; }} "
         f"let w = vec4<u32>({', '.join(words)}); wb_put(loc, idx, w, {nonfinite}); }}\n"
         f"fn wb_see_{tag}(v: {type_text}, loc: u32, idx: u32) -> {type_text} {{ "
         f"wb_rec_{tag}(loc, idx, v); return v; }}\n"
@@ -146,10 +146,17 @@ def _definitions(group: int, binding: int, types: list[str]) -> str:
 struct WbTrace {{ next: atomic<u32>, cap: u32, ext: vec2<u32>, chosen: vec4<u32>, hits: atomic<u32>, first: atomic<u32>, watch: u32, pad: u32, words: array<vec4<u32>> }}
 @group({group}) @binding({binding}) var<storage, read_write> {TRACE_NAME}: WbTrace;
 var<private> wb_on: bool;
+var<private> wb_live: bool;
+var<private> wb_mode: u32;
 var<private> wb_gid: vec3<u32>;
 var<private> wb_depth: u32;
 var<private> wb_seen: bool;
-fn wb_start(gid: vec3<u32>) {{ wb_gid = gid; wb_on = all(gid == {TRACE_NAME}.chosen.xyz); }}
+fn wb_start(gid: vec3<u32>) {{
+    wb_gid = gid;
+    wb_mode = {TRACE_NAME}.chosen.w;
+    wb_on = wb_mode == {MODE_TRACE}u && all(gid == {TRACE_NAME}.chosen.xyz);
+    wb_live = wb_on || wb_mode != {MODE_TRACE}u;
+}}
 fn wb_keep(first: vec4<u32>, second: vec4<u32>) {{
     let slot = atomicAdd(&{TRACE_NAME}.next, 1u);
     if (slot < {TRACE_NAME}.cap) {{
@@ -158,8 +165,9 @@ fn wb_keep(first: vec4<u32>, second: vec4<u32>) {{
     }}
 }}
 fn wb_put(loc: u32, idx: u32, v: vec4<u32>, nonfinite: bool) {{
-    let mode = {TRACE_NAME}.chosen.w;
-    if (mode == {MODE_SCAN}u) {{
+    if (wb_on) {{
+        wb_keep(vec4<u32>(loc, idx, wb_depth, 0u), v);
+    }} else if (wb_mode == {MODE_SCAN}u) {{
         if (nonfinite && !wb_seen) {{
             wb_seen = true;
             if (((loc >> 24u) & 15u) != {load}u) {{
@@ -168,15 +176,11 @@ fn wb_put(loc: u32, idx: u32, v: vec4<u32>, nonfinite: bool) {{
                 atomicMin(&{TRACE_NAME}.first, wb_gid.x + e.x * (wb_gid.y + e.y * wb_gid.z));
             }}
         }}
-        return;
-    }}
-    if (mode == {MODE_WATCH}u) {{
+    }} else if (wb_mode == {MODE_WATCH}u) {{
         if ((loc & {WATCHED:#x}u) != 0u && idx == {TRACE_NAME}.watch) {{
             wb_keep(vec4<u32>(loc, idx, 0u, 0u), vec4<u32>(wb_gid, 0u));
         }}
-        return;
     }}
-    if (wb_on) {{ wb_keep(vec4<u32>(loc, idx, wb_depth, 0u), v); }}
 }}
 """
     return head + "".join(_recorder(t) for t in types)
@@ -328,7 +332,7 @@ class _Instrumenter:
             self.assignment(st, end)
         elif isinstance(st, s.CallStmt) and st.call.callee.name in _BARRIERS:
             loc = self.loc("barrier", st.call.callee.name, "", st.span[0])
-            self.insert(end, f" wb_put({loc}u, 0u, vec4<u32>(), false);")
+            self.insert(end, f" wb_rec_u32({loc}u, 0u, 0u);")
             if self.memory_dump and st.call.callee.name == "workgroupBarrier":
                 self.insert(end, self.dump(st.span[0]))
         elif isinstance(st, s.Return):

@@ -184,6 +184,26 @@ def _xyz(v: tuple[int, ...]) -> str:
     return ",".join(map(str, v))
 
 
+def traced_case(
+    case: Case,
+    plan: TracePlan,
+    capacity: int,
+    mode: int,
+    chosen: tuple[int, int, int] = (0, 0, 0),
+    watch: int = 0,
+) -> Case:
+    """`case` on the instrumented kernel, its trace buffer's header set for `mode`."""
+    size = _size(case)
+    log = np.zeros(HEADER_WORDS + RECORD_WORDS * capacity, np.uint32)
+    log[1] = capacity
+    log[2:4] = [g * n for g, n in zip(case.grid[:2], size[:2], strict=True)]
+    log[4:7] = chosen
+    log[7] = mode
+    log[9] = 0xFFFFFFFF  # no invocation yet for atomicMin
+    log[10] = watch
+    return with_instrumentation(case, plan.kernel, {}, {TRACE_NAME: (log, f"trace ({capacity:,})")})
+
+
 def _dispatch(
     session: Session,
     case: Case,
@@ -194,17 +214,7 @@ def _dispatch(
     watch: int = 0,
 ) -> tuple[dict[str, np.ndarray], np.ndarray]:
     """One dispatch of the instrumented case: its outputs and the trace buffer's words."""
-    size = _size(case)
-    log = np.zeros(HEADER_WORDS + RECORD_WORDS * capacity, np.uint32)
-    log[1] = capacity
-    log[2:4] = [g * n for g, n in zip(case.grid[:2], size[:2], strict=True)]
-    log[4:7] = chosen
-    log[7] = mode
-    log[9] = 0xFFFFFFFF  # no invocation yet for atomicMin
-    log[10] = watch
-    traced = with_instrumentation(
-        case, plan.kernel, {}, {TRACE_NAME: (log, f"trace ({capacity:,})")}
-    )
+    traced = traced_case(case, plan, capacity, mode, chosen, watch)
     run = session.run(traced, reference=False)
     return run.outputs, run.outputs[TRACE_NAME].reshape(-1)
 
