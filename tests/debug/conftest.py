@@ -152,6 +152,30 @@ fn diverge(@builtin(global_invocation_id) gid: vec3<u32>) {
     y[gid.x] = v;
 }
 """
+# No global_invocation_id parameter (the tracer adds one), a switch, and `loop` with `continuing`
+# and `break if`.
+SWITCHED = """
+@group(0) @binding(0) var<storage, read_write> y: array<i32>;
+
+@compute @workgroup_size(4)
+fn switched(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+    let i = wg.x * 4u + lid;
+    var total = 0i;
+    var k = 0u;
+    loop {
+        switch (k + i) % 3u {
+            case 0u: { total += 5i; }
+            case 1u, 2u: { total -= i32(k); }
+            default: { }
+        }
+        continuing {
+            k++;
+            break if k >= 3u;
+        }
+    }
+    y[i] = total;
+}
+"""
 KERNELS = {
     "early_break": EARLY_BREAK,
     "helper": HELPER,
@@ -161,6 +185,7 @@ KERNELS = {
     "histogram": HISTOGRAM,
     "planted_nan": PLANTED_NAN,
     "diverge": DIVERGE,
+    "switched": SWITCHED,
 }
 
 

@@ -274,3 +274,22 @@ def test_workgroup_memory_after_each_barrier_is_the_tree_so_far(debug_session: S
     assert [st.kind for st in t.steps] == [
         st.kind for st in trace(debug_session, case, (69, 0, 0)).steps
     ]
+
+
+def test_switch_and_loop_with_continuing_without_a_global_id_parameter(debug_session: Session):
+    case = debug_session.case("switched", grid=(4, 1, 1))
+    i = 6
+    t = trace(debug_session, case, (i, 0, 0))
+    want: list[tuple[str, str, object]] = [("assign", "i", i), ("assign", "total", 0)]
+    want.append(("assign", "k", 0))
+    total = 0
+    for k in range(3):
+        want.append(("loop", "iteration", k))
+        clause = {0: 0, 1: 1, 2: 1}[(k + i) % 3]
+        want.append(("branch", "switch", clause))
+        total = total + 5 if clause == 0 else total - k
+        want += [("assign", "total", total), ("assign", "k", k + 1)]
+    want += [("loop", "end", 3), ("store", "y[i]", total)]
+    assert _seen(t.steps) == want
+    out = debug_session.run(case, reference=False).outputs["y"]
+    assert out[i] == total and t.outputs_identical
