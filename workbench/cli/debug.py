@@ -172,7 +172,7 @@ def cmd_debug(args: argparse.Namespace) -> int:
     if args.json:
         print_json({**t.to_json(), **extra})
     else:
-        print_trace(t, lines)
+        print_trace(t, lines, nonfinite.step.step if nonfinite else None)
     return 0 if t.outputs_identical else 1
 
 
@@ -213,7 +213,11 @@ def show(v: Value | None, type_text: str) -> str:
     return str(v)
 
 
-def print_trace(t: Trace, lines: list[str]) -> None:
+AROUND = 12  # steps shown before and after the step a search found
+
+
+def print_trace(t: Trace, lines: list[str], focus: int | None = None) -> None:
+    """The trace as a table; with `focus`, only the steps around that one."""
     same = (
         "outputs identical with and without instrumentation"
         if t.outputs_identical
@@ -229,12 +233,19 @@ def print_trace(t: Trace, lines: list[str]) -> None:
     views = {}
     for v in t.memory:
         views.setdefault(v.step, []).append(v)
-    for st in t.steps:
+    first, last = 0, len(t.steps)
+    if focus is not None:
+        first, last = max(0, focus - AROUND), min(len(t.steps), focus + AROUND + 1)
+    if first:
+        print(f"  {'':>6}  ... {fmt_count(first, 'earlier step')} (--json has them all)")
+    for st in t.steps[first:last]:
         print(_step_line(st))
         for v in views.get(st.step, []):
             shown = ", ".join(show(x, v.type) for x in v.values[:16])
             more = f", ... ({len(v.values):,} elements)" if len(v.values) > 16 else ""
             print(f"  {'':>6}  {'':<24} {'memory':<8} {v.name:<28} [{shown}{more}]")
+    if last < len(t.steps):
+        print(f"  {'':>6}  ... {fmt_count(len(t.steps) - last, 'later step')}")
     if t.truncated:
         print(f"  {t.end}")
 
