@@ -12,14 +12,19 @@ Like `instrument`, the copy never moves a line: every edit is inserted on the li
 and the recorders are appended after the user's last line. The user's file is never changed.
 
 The trace buffer `TRACE_NAME` holds a `HEADER_WORDS` header (the atomic count of records
-attempted, the capacity, two spare words, the target id x, y, z and a spare word) and then
-`RECORD_WORDS` words per record: location id, index, call depth, a spare word, and the value's
-bits in four words (f32/i32 bitcast, bool 0/1, f16 through `pack2x16float`, vectors one word per
-component). The location id indexes `TracePlan.locations`, which holds what a record is: its
-kind, the name and type of its value and where it is in the module's text.
+attempted, the capacity, the dispatch's extent in invocations along x and y, the chosen
+invocation's id x, y, z, the mode, then for `MODE_SCAN` the atomic count of invocations that made
+a non-finite value and the atomic minimum of their linear ids, for `MODE_WATCH` the watched
+element's index, and a spare word) and then `RECORD_WORDS` words per record: the location word,
+the index, the call depth, a spare word, and the value's bits in four words (f32/i32 bitcast,
+bool 0/1, f16 through `pack2x16float`, vectors one word per component; in `MODE_WATCH` the
+storing invocation's id instead). The location word holds the id that indexes
+`TracePlan.locations` (what a record is: its kind, the name and type of its value, where it is in
+the module's text and what it was computed from), the kind again in bits 24-27 for the recorder,
+and `WATCHED` for a store to the watched binding.
 
-Uniformity: the recorders decide in their own body whether the invocation is the target, and
-they contain no barrier, so a record point never makes a barrier or a subgroup operation of the
+Uniformity: the recorders decide in their own body whether the invocation records (read once
+into private variables at the entry point), and they contain no barrier, so a record point never makes a barrier or a subgroup operation of the
 kernel non-uniform; every record sits where the statement it records is.
 """
 
@@ -187,13 +192,12 @@ fn wb_put(loc: u32, idx: u32, v: vec4<u32>, nonfinite: bool) {{
 
 
 class _Instrumenter:
-    def __init__(
-        self, kernel: Kernel, tree: s.Module, checker: Checker, watch: str, memory: bool
-    ) -> None:
+    """Walks one module's functions and collects the edits and the location table."""
+
+    def __init__(self, tree: s.Module, checker: Checker, watch: str, memory: bool) -> None:
         self.watch = watch  # the binding whose stores are marked `WATCHED` ("" for none)
         self.memory_dump = memory  # record workgroup arrays after each workgroupBarrier
         self.globals = {d.name for d in tree.decls if isinstance(d, s.VarDecl)}
-        self.kernel = kernel
         self.text = tree.text
         self.tree = tree
         self.checker = checker
@@ -547,7 +551,7 @@ def instrument_trace(kernel: Kernel, watch: str = "", memory: bool = False) -> T
             f"{kernel.file}: the body of '{kernel.entry}' could not be read: {entry.unparsed}"
         )
     gid = _builtin_name(tree, entry, "global_invocation_id")
-    work = _Instrumenter(kernel, tree, checker, watch, memory)
+    work = _Instrumenter(tree, checker, watch, memory)
     extra = ""
     if gid is None:
         gid = "wb_global_id"
