@@ -176,6 +176,18 @@ fn switched(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_inde
     y[i] = total;
 }
 """
+# Arrays inside storage structs.
+MEMBERS = """
+struct Data { scale: f32, values: array<f32> }
+@group(0) @binding(0) var<storage, read> src: Data;
+@group(0) @binding(1) var<storage, read_write> dst: Data;
+
+@compute @workgroup_size(64)
+fn members(@builtin(global_invocation_id) gid: vec3<u32>) {
+    let v = src.values[gid.x] * 2.0;
+    dst.values[gid.x] = v;
+}
+"""
 KERNELS = {
     "early_break": EARLY_BREAK,
     "helper": HELPER,
@@ -186,6 +198,7 @@ KERNELS = {
     "planted_nan": PLANTED_NAN,
     "diverge": DIVERGE,
     "switched": SWITCHED,
+    "members": MEMBERS,
 }
 
 

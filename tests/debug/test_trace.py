@@ -293,3 +293,16 @@ def test_switch_and_loop_with_continuing_without_a_global_id_parameter(debug_ses
     assert _seen(t.steps) == want
     out = debug_session.run(case, reference=False).outputs["y"]
     assert out[i] == total and t.outputs_identical
+
+
+def test_arrays_inside_storage_structs(debug_session: Session):
+    case = debug_session.case("members")
+    t = trace(debug_session, case, (10, 0, 0))
+    loaded = t.steps[0]
+    assert (loaded.kind, loaded.name, loaded.index) == ("load", "src.values[gid.x]", 10)
+    v = f32(loaded.value) * f32(2)
+    assert _seen(t.steps[1:]) == [
+        ("assign", "v", float(v)),
+        ("store", "dst.values[gid.x]", float(v)),
+    ]
+    assert t.steps[2].index == 10 and t.outputs_identical

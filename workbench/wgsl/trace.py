@@ -269,14 +269,15 @@ class _Instrumenter:
         return f" wb_rec_{_tag(type_text)}({loc}u, {idx}, {value});"
 
     def memory(self, e: s.Expr) -> tuple[str, s.Expr | None] | None:
-        """(variable, index) when `e` is `NAME` or `NAME[index]` of a storage or workgroup
-        variable; None otherwise."""
+        """(variable, index) when `e` is `NAME`, `NAME[index]` or `NAME.member[index]` of a
+        storage or workgroup variable; None otherwise."""
         base, index = (e.base, e.index) if isinstance(e, s.Index) else (e, None)
-        if not isinstance(base, s.Ident):
+        root = base.base if isinstance(base, s.Member) and index is not None else base
+        if not isinstance(root, s.Ident):
             return None
-        decl = self.checker.resolved.get(id(base))
+        decl = self.checker.resolved.get(id(root))
         if isinstance(decl, s.VarDecl) and decl.template and decl.template[0] in _MEMORY:
-            return base.name, index
+            return root.name, index
         return None
 
     def impure(self, e: s.Expr) -> bool:
