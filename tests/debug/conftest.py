@@ -188,6 +188,20 @@ fn members(@builtin(global_invocation_id) gid: vec3<u32>) {
     dst.values[gid.x] = v;
 }
 """
+# A transpose through a two-index workgroup tile.
+TRANSPOSE = """
+@group(0) @binding(0) var<storage, read> x: array<f32>;
+@group(0) @binding(1) var<storage, read_write> y: array<f32>;
+var<workgroup> tile: array<array<f32, 8>, 8>;
+
+@compute @workgroup_size(8, 8)
+fn transpose(@builtin(global_invocation_id) gid: vec3<u32>,
+             @builtin(local_invocation_id) lid: vec3<u32>) {
+    tile[lid.y][lid.x] = x[gid.y * 8u + gid.x];
+    workgroupBarrier();
+    y[gid.y * 8u + gid.x] = tile[lid.x][lid.y];
+}
+"""
 KERNELS = {
     "early_break": EARLY_BREAK,
     "helper": HELPER,
@@ -199,6 +213,7 @@ KERNELS = {
     "diverge": DIVERGE,
     "switched": SWITCHED,
     "members": MEMBERS,
+    "transpose": TRANSPOSE,
 }
 
 

@@ -306,3 +306,18 @@ def test_arrays_inside_storage_structs(debug_session: Session):
         ("store", "dst.values[gid.x]", float(v)),
     ]
     assert t.steps[2].index == 10 and t.outputs_identical
+
+
+def test_two_index_workgroup_tile_has_flat_indices(debug_session: Session):
+    x = np.arange(64, dtype=np.float32) * f32(0.5)
+    sizes = {"x": 64, "y": 64}
+    case = debug_session.case("transpose", inputs={"x": x}, sizes=sizes, grid=(1, 1, 1))
+    t = trace(debug_session, case, (3, 5, 0))
+    assert [(st.kind, st.name, st.value, st.index) for st in t.steps] == [
+        ("load", "x[gid.y * 8u + gid.x]", float(x[43]), 43),
+        ("store", "tile[lid.y][lid.x]", float(x[43]), 5 * 8 + 3),
+        ("barrier", "workgroupBarrier", None, None),
+        ("load", "tile[lid.x][lid.y]", float(x[3 * 8 + 5]), 3 * 8 + 5),
+        ("store", "y[gid.y * 8u + gid.x]", float(x[29]), 43),
+    ]
+    assert t.outputs_identical

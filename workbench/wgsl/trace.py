@@ -268,17 +268,33 @@ class _Instrumenter:
         loc = self.loc(kind, name, type_text, offset, operands)
         return f" wb_rec_{_tag(type_text)}({loc}u, {idx}, {value});"
 
-    def memory(self, e: s.Expr) -> tuple[str, s.Expr | None] | None:
-        """(variable, index) when `e` is `NAME`, `NAME[index]` or `NAME.member[index]` of a
-        storage or workgroup variable; None otherwise."""
-        base, index = (e.base, e.index) if isinstance(e, s.Index) else (e, None)
-        root = base.base if isinstance(base, s.Member) and index is not None else base
+    def memory(self, e: s.Expr) -> tuple[str, str] | None:
+        """(variable, WGSL text of the flat element index) when `e` is `NAME`, `NAME[i]`,
+        `NAME[i][j]` (an array of fixed-size arrays) or `NAME.member[i]` of a storage or
+        workgroup variable; None otherwise. The index is "0u" where it has none, or where
+        evaluating it again could change something."""
+        parts: list[s.Expr] = []
+        root = e
+        if isinstance(root, s.Index):
+            parts.append(root.index)
+            root = root.base
+            inner = self.checker.types.get(id(root))
+            if isinstance(root, s.Index) and inner is not None and inner.count:
+                parts.insert(0, root.index)
+                root = root.base
+                rows = inner.count
+            elif isinstance(root, s.Member):
+                root = root.base
         if not isinstance(root, s.Ident):
             return None
         decl = self.checker.resolved.get(id(root))
-        if isinstance(decl, s.VarDecl) and decl.template and decl.template[0] in _MEMORY:
-            return root.name, index
-        return None
+        if not (isinstance(decl, s.VarDecl) and decl.template and decl.template[0] in _MEMORY):
+            return None
+        if not parts or any(self.impure(p) for p in parts):
+            return root.name, "0u"
+        if len(parts) == 2:
+            return root.name, f"(u32({self.src(parts[0])}) * {rows}u + u32({self.src(parts[1])}))"
+        return root.name, f"u32({self.src(parts[0])})"
 
     def impure(self, e: s.Expr) -> bool:
         """Whether evaluating `e` again could change something or give another value: it calls
@@ -292,11 +308,6 @@ class _Instrumenter:
             )
             for n in s.walk(e)
         )
-
-    def index_text(self, index: s.Expr | None) -> str:
-        if index is None or self.impure(index):
-            return "0u"
-        return f"u32({self.src(index)})"
 
     # -- functions ------------------------------------------------------------------------
     def function(self, fn: s.Function, entry: bool, gid: str) -> None:
@@ -390,7 +401,7 @@ class _Instrumenter:
         if mem is None:
             self.insert(end, self.record("assign", name, t, st.span[0], name, "0u", why))
             return
-        idx = self.index_text(mem[1])
+        idx = mem[1]
         loc = self.loc("store", name, t, st.span[0], why, watched=mem[0] == self.watch)
         if isinstance(st, s.Assign) and plain:
             self.wrap(st.rhs.span, f"wb_see_{_tag(t)}(", f", {loc}u, {idx})", outer=True)
@@ -470,10 +481,10 @@ class _Instrumenter:
                 continue
             mem = self.memory(node)
             t = self.type_of(node)
-            if mem is None or not t or self.impure(node.index):
+            if mem is None or not t or self.impure(node):
                 continue
             loc = self.loc("load", self.src(node), t, node.span[0])
-            self.wrap(node.span, f"wb_see_{_tag(t)}(", f", {loc}u, {self.index_text(mem[1])})")
+            self.wrap(node.span, f"wb_see_{_tag(t)}(", f", {loc}u, {mem[1]})")
 
     def atomic(self, call: s.Call) -> None:
         name = call.callee.name
@@ -484,7 +495,7 @@ class _Instrumenter:
         if not t or not (isinstance(ptr, s.Unary) and ptr.op == "&"):
             return
         mem = self.memory(ptr.operand)
-        idx = self.index_text(mem[1]) if mem is not None else "0u"
+        idx = mem[1] if mem is not None else "0u"
         watched = mem is not None and mem[0] == self.watch
         loc = self.loc("atomic", f"{name}({self.src(ptr.operand)})", t, call.span[0], (), watched)
         self.wrap(call.span, f"wb_see_{_tag(t)}(", f", {loc}u, {idx})")
