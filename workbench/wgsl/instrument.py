@@ -60,12 +60,12 @@ def entry_params_of(tree: s.Module, entry: str, where: str = "<wgsl>") -> EntryP
     structs = {d.name: d for d in tree.decls if isinstance(d, s.Struct)}
     found: dict[str, str] = {}
     for p in fn.params:
-        builtin = _builtin(p.attrs)
+        builtin = builtin_of(p.attrs)
         if builtin:
             found[builtin] = p.name
         elif isinstance(p.type, s.Ident) and p.type.name in structs:
             for m in structs[p.type.name].members:
-                member_builtin = _builtin(m.attrs)
+                member_builtin = builtin_of(m.attrs)
                 if member_builtin:
                     found[member_builtin] = f"{p.name}.{m.name}"
     close = fn.params_span[1] - 1
@@ -88,7 +88,7 @@ def _code(text: str) -> str:
         return text
 
 
-def _builtin(attrs: tuple[s.Attribute, ...]) -> str:
+def builtin_of(attrs: tuple[s.Attribute, ...]) -> str:
     for a in attrs:
         if a.name == "builtin" and a.args and isinstance(a.args[0], s.Ident):
             return a.args[0].name
