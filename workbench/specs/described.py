@@ -94,11 +94,11 @@ def load_descriptions(corpus: Corpus) -> dict[str, KernelSpec]:
     if not os.path.lexists(path):
         return {}
     data = read_toml(path, DescriptionError)
-    extra = sorted(set(data) - {"kernels"})
+    extra = sorted(set(data) - {"kernels", "variants", "generate"})
     if extra:
         raise DescriptionError(
             f"{path}: unknown top-level key {', '.join(extra)}; kernels are described in "
-            "[kernels.NAME] tables"
+            "[kernels.NAME] tables (and templates expanded by [variants.NAME] and [generate])"
         )
     kernels = data.get("kernels", {})
     if not isinstance(kernels, dict):

@@ -15,7 +15,6 @@ by name, vector lanes as x, y, z, w, array elements by index.
 from __future__ import annotations
 
 import inspect
-import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -167,7 +166,7 @@ def _strided(view: View, env: Env, arrays: Mapping[str, np.ndarray]) -> np.ndarr
     strides = [int(e.integer(env)) for e in view.strides]
     offset = int(view.offset.integer(env))
     last = offset + sum((n - 1) * s for n, s in zip(shape, strides, strict=True) if n > 0)
-    if offset < 0 or min(strides, default=0) < 0 or (math.prod(shape) and last >= flat.size):
+    if offset < 0 or min(strides, default=0) < 0 or (0 not in shape and last >= flat.size):
         raise ExprError(
             f"the view of {view.buffer} (shape {shape}, strides {strides}, offset {offset}) "
             f"reaches element {last}, past its {flat.size}"

@@ -34,10 +34,18 @@ from workbench.userfiles import files_under, read_text, read_toml
 from workbench.wgsl import syntax as s
 from workbench.wgsl.lexer import column_of, line_of
 from workbench.wgsl.parser import directives, parse
+from workbench.wgsl.preprocess import directive_line
 from workbench.wgsl.printer import print_module
 from workbench.wgsl.probes import stub_definitions
 from workbench.wgsl.reflect import HOST_ENABLES, EntryPoint, ModuleInfo, enable_feature, reflect
 from workbench.wgsl.sourcemap import SourceMap
+from workbench.wgsl.variants import (
+    Variant,
+    expand_variant,
+    generate,
+    mapped_runs,
+    read_templating,
+)
 
 SHIPPED = Path(__file__).resolve().parent.parent / "shaders"
 _MARKER_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -251,6 +259,9 @@ class Corpus:
 
     def find(self, name: str) -> Kernel:
         """A kernel by name, or `file.wgsl:name` when two files define the same name."""
+        exact = [k for k in self.kernels if k.name == name]
+        if len(exact) == 1:
+            return exact[0]  # a variant's `VARIANT:ENTRY` is its name
         file, _, kname = name.rpartition(":")
         firsts: dict[str, Kernel] = {}
         for k in self.kernels:
@@ -283,7 +294,11 @@ def load_corpus(path: str | Path | None = None) -> Corpus:
             raise UserError(f"{root} is not a .wgsl file or a folder of them")
         files = [root]
         root = root.parent
-    else:
+    variants: list[Variant] = []
+    if root.is_dir():
+        variants, gen = read_templating(root)
+        if gen is not None:
+            generate(root, gen)
         # Not only regular files: a named pipe or device is listed as refused, not skipped unseen.
         files = files_under(root, ".wgsl")
     preamble_files, globs = _read_config(root)
@@ -302,8 +317,17 @@ def load_corpus(path: str | Path | None = None) -> Corpus:
                 texts[pre] = _read_text(root / pre)
             except CorpusError as exc:
                 raise CorpusError(f"wgslconfig.toml: preamble {pre}: {exc}") from exc
+    templates = {v.file for v in variants}
     for rel, text in texts.items():
         if rel in corpus.problems:
+            continue
+        line = directive_line(text)
+        if line:
+            if rel not in templates:
+                corpus.problems[rel] = (
+                    f"{rel}:{line}: a template (preprocessor directives): it needs a variant: "
+                    f'[variants.NAME] file = "{rel}", defines = {{ ... }} in workbench.toml'
+                )
             continue
         if rel in preamble_files:
             # Its own entry points are kernels too, compiled with the preambles listed before it
@@ -319,7 +343,49 @@ def load_corpus(path: str | Path | None = None) -> Corpus:
             if pre != rel and any(_glob_match(rel, g) for g in globs)
         ]
         corpus.kernels.extend(_split_file(rel, text, injected))
+    for v in variants:
+        _add_variant(corpus, v, preamble_files, globs, texts)
     return corpus
+
+
+def _add_variant(
+    corpus: Corpus, v: Variant, preamble_files: list[str], globs: list[str], texts: dict[str, str]
+) -> None:
+    """The variant's kernels: named by the variant (`VARIANT:ENTRY` when it has several), their
+    lines mapped back to the template files."""
+
+    def read(rel: str) -> str:
+        if rel in texts:
+            return texts[rel]
+        try:
+            return _read_text(corpus.root / rel)
+        except CorpusError as exc:
+            raise CorpusError(f"{rel}: {exc}") from None
+
+    try:
+        expanded = expand_variant(v, read)
+    except CorpusError as exc:
+        corpus.problems[v.name] = str(exc)
+        return
+    injected = [
+        _preamble_piece(pre, texts[pre])
+        for pre in preamble_files
+        if pre != v.file and any(_glob_match(v.file, g) for g in globs)
+    ]
+    kernels = _split_file(v.file, expanded.text, injected)
+    for k in kernels:
+        k.name = v.name if len(kernels) == 1 else f"{v.name}:{k.name}"
+        k.line = expanded.lines[min(k.line, len(expanded.lines)) - 1][1] if expanded.lines else 1
+        k.pieces = tuple(
+            mapped
+            for p in k.pieces
+            for mapped in (
+                [Piece(*run) for run in mapped_runs(expanded, p.first_line, p.text)]
+                if p not in injected
+                else [p]
+            )
+        )
+    corpus.kernels.extend(kernels)
 
 
 def _glob_match(rel: str, pattern: str) -> bool:

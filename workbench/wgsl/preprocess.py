@@ -122,8 +122,8 @@ class _State:
         for n, line in enumerate(text.splitlines(), start=1):
             self.line(rel, n, line.rstrip("\r"), [*chain, rel])
         if len(self.stack) != depth:
-            file, line, what = self.stack[-1]
-            raise TemplateError(f"{file}:{line}: #{what} without #endif in the same file")
+            file, at, what = self.stack[-1]
+            raise TemplateError(f"{file}:{at}: #{what} without #endif in the same file")
 
     def line(self, rel: str, n: int, line: str, chain: list[str]) -> None:
         m = _DIRECTIVE.match(line)

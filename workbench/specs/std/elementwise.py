@@ -24,11 +24,11 @@ def _gelu_tanh(x: np.ndarray) -> np.ndarray:
 
 def _gelu_erf(x: np.ndarray) -> np.ndarray:
     erf = np.vectorize(math.erf, otypes=[np.float64])
-    return 0.5 * x * (1.0 + erf(x / math.sqrt(2.0)))
+    return np.asarray(0.5 * x * (1.0 + erf(x / math.sqrt(2.0))), dtype=np.float64)
 
 
 def _sigmoid(x: np.ndarray) -> np.ndarray:
-    return 1.0 / (1.0 + np.exp(-x))
+    return np.asarray(1.0 / (1.0 + np.exp(-x)), dtype=np.float64)
 
 
 UNARY: dict[str, Unary] = {
@@ -43,7 +43,7 @@ UNARY: dict[str, Unary] = {
     "gelu": _gelu_tanh,
     "gelu_erf": _gelu_erf,
     "gelu_quick": lambda x: x * _sigmoid(1.702 * x),
-    "elu": lambda x: np.where(x > 0, x, np.expm1(x)),
+    "elu": lambda x: np.asarray(np.where(x > 0, x, np.expm1(x))),
     "hardsigmoid": lambda x: np.clip((x + 3.0) / 6.0, 0.0, 1.0),
     "hardswish": lambda x: x * np.clip((x + 3.0) / 6.0, 0.0, 1.0),
     "exp": np.exp,

@@ -21,7 +21,7 @@ def alibi_slopes(n_head: int, max_bias: float) -> np.ndarray:
     m0 = 2.0 ** (-max_bias / n_log2)
     m1 = 2.0 ** (-max_bias / 2.0 / n_log2)
     h = np.arange(n_head)
-    return np.where(h < n_log2, m0 ** (h + 1), m1 ** (2 * (h - n_log2) + 1))
+    return np.asarray(np.where(h < n_log2, m0 ** (h + 1), m1 ** (2 * (h - n_log2) + 1)))
 
 
 def softmax(
