@@ -119,18 +119,22 @@ def load_descriptions(corpus: Corpus) -> dict[str, KernelSpec]:
 
 
 def _kernel(corpus: Corpus, name: str, where: _Where) -> Kernel:
-    matches = [k for k in corpus.kernels if k.name == name]
-    if not matches:
-        raise where.error(
-            "", f"no kernel of that name in {corpus.root} (`workbench list` names them)"
-        )
-    if len({k.file for k in matches}) > 1:
-        files = ", ".join(sorted({k.file for k in matches}))
-        raise where.error("", f"more than one kernel has that name ({files}); rename one")
-    k = matches[0]
+    try:
+        k = corpus.find(name)  # NAME, FILE:NAME or VARIANT:ENTRY, as everywhere a kernel is named
+    except UserError as exc:
+        raise where.error("", str(exc)) from None
     if k.problem or k.entry_point is None:
         raise where.error("", f"the kernel cannot be used: {k.problem or 'no entry point'}")
     return k
+
+
+def described_for(described: Mapping[str, KernelSpec], kernel: Kernel) -> KernelSpec | None:
+    """The description of `kernel`, written under its name or as `FILE:NAME`."""
+    for key in (kernel.name, f"{kernel.file}:{kernel.name}"):
+        spec = described.get(key)
+        if spec is not None and spec.file == kernel.file:
+            return spec
+    return None
 
 
 def _check_keys(table: dict[str, Any], allowed: tuple[str, ...], where: _Where, key: str) -> None:

@@ -257,6 +257,12 @@ class Corpus:
             seen.setdefault(k.file, None)
         return list(seen)
 
+    def label(self, kernel: Kernel) -> str:
+        """The name that finds `kernel`: its own, or `FILE:NAME` when another file's kernel shares
+        it (every entry point called `main`)."""
+        same = sum(1 for k in self.kernels if k.name == kernel.name and k.file != kernel.file)
+        return f"{kernel.file}:{kernel.name}" if same else kernel.name
+
     def find(self, name: str) -> Kernel:
         """A kernel by name, or `file.wgsl:name` when two files define the same name."""
         exact = [k for k in self.kernels if k.name == name]
