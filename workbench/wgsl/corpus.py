@@ -327,13 +327,14 @@ def load_corpus(path: str | Path | None = None) -> Corpus:
     for rel, text in texts.items():
         if rel in corpus.problems:
             continue
+        if rel in templates:
+            continue  # a template of variants is read through them only
         line = directive_line(text)
         if line:
-            if rel not in templates:
-                corpus.problems[rel] = (
-                    f"{rel}:{line}: a template (preprocessor directives): it needs a variant: "
-                    f'[variants.NAME] file = "{rel}", defines = {{ ... }} in workbench.toml'
-                )
+            corpus.problems[rel] = (
+                f"{rel}:{line}: a template (preprocessor directives): it needs a variant: "
+                f'[variants.NAME] file = "{rel}", defines = {{ ... }} in workbench.toml'
+            )
             continue
         if rel in preamble_files:
             # Its own entry points are kernels too, compiled with the preambles listed before it
