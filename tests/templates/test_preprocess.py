@@ -79,6 +79,12 @@ def test_if_expressions(cond: str, kept: bool) -> None:
     assert lines({"t.wgsl": src}, {"A": True, "WG": 128}) == (["yes"] if kept else [])
 
 
+def test_the_variants_defines_win_over_the_templates_defaults() -> None:
+    src = "#define WG 64\n#undef TYPE_F16\nlet a = WG;\n#ifdef TYPE_F16\nf16\n#endif\n"
+    assert lines({"t.wgsl": src}) == ["let a = 64;"]
+    assert lines({"t.wgsl": src}, {"WG": 256, "TYPE_F16": True}) == ["let a = 256;", "f16"]
+
+
 def test_elif_chain_takes_the_first_true_branch_only() -> None:
     src = "#ifdef OP_ADD\nadd\n#elif defined(OP_MUL)\nmul\n#elif 1\none\n#else\nelse\n#endif\n"
     assert lines({"t.wgsl": src}, {"OP_MUL": True}) == ["mul"]

@@ -1,7 +1,8 @@
 """The template dialect many WGSL corpora use, expanded the way their host code does: `#define NAME
 [value]`, `#undef`, `#ifdef`, `#ifndef`, `#if`/`#elif` with integer expressions and `defined()`,
 `#else`, `#endif`, `#include "file"`. Defined names are replaced in the code lines, as whole
-identifiers, by their values (expanded again, a cycle being an error).
+identifiers, by their values (expanded again, a cycle being an error). The defines a variant gives
+are the host's: the template's own `#define`/`#undef` of such a name is a default and is ignored.
 
 Expansion is one pass over the lines, linear in the input: each line is read once, each macro value
 expanded once per use with a bound on the nesting of includes and definitions. The result is the
@@ -90,6 +91,8 @@ def expand(file: str, defines: Mapping[str, str], read: Callable[[str], str]) ->
     """Expand `file` (a path relative to the corpus) with `defines`; `read(rel)` gives a file's
     text (includes are relative to the including file's folder)."""
     state = _State(dict(defines), read)
+    # The host's defines win: the template's own #define/#undef of one of them is a default.
+    state.fixed = frozenset(defines)
     state.file(file, [])
     if state.stack:
         file, line, what = state.stack[-1]
@@ -106,6 +109,7 @@ class _State:
         self.size = 0
         # Open conditionals: (file, line, directive); `active` has one entry per level: whether
         # lines are kept there, and whether a branch of that level was taken already.
+        self.fixed: frozenset[str] = frozenset()
         self.stack: list[tuple[str, int, str]] = []
         self.active: list[tuple[bool, bool]] = []
 
@@ -160,10 +164,12 @@ class _State:
             name = self.name(m_name.group(0) if m_name else rest, at, what)
             if rest[len(name) : len(name) + 1] == "(":
                 raise TemplateError(f"{at}: function-like macros are not supported ({name})")
-            value = rest[len(name) :].strip()
-            self.macros[name] = value
+            if name not in self.fixed:
+                self.macros[name] = rest[len(name) :].strip()
         elif what == "undef":
-            self.macros.pop(self.name(rest, at, what), None)
+            name = self.name(rest, at, what)
+            if name not in self.fixed:
+                self.macros.pop(name, None)
         else:
             inc = re.fullmatch(r'"([^"]+)"', rest)
             if inc is None:
