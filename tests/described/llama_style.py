@@ -100,3 +100,58 @@ def llama_style_corpus(
     files = {"norm.wgsl": rms, "binary.wgsl": add}
     files["workbench.toml"] = toml if toml is not None else RMS_NORM_TOML + ADD_TOML
     return write(tmp / "llama_style", files)
+
+
+# Quantized blocks: 32 values as a f32 scale and 32 signed bytes, four to a u32 (written here).
+DEQUANT = """
+struct Block {
+    scale: f32,
+    q: array<u32, 8>,
+};
+
+@group(0) @binding(0) var<storage, read_write> blocks: array<Block>;
+@group(0) @binding(1) var<storage, read_write> dst: array<f32>;
+@group(0) @binding(2) var<uniform> params: vec4<u32>;  // values
+
+@compute @workgroup_size(64)
+fn dequant(@builtin(global_invocation_id) gid: vec3<u32>) {
+    let i = gid.x;
+    if (i >= params.x) { return; }
+    let b = blocks[i / 32u];
+    let j = i % 32u;
+    let byte = extractBits(i32(b.q[j / 4u]), (j % 4u) * 8u, 8u);
+    dst[i] = b.scale * f32(byte);
+}
+"""
+
+DEQUANT_TOML = """
+[kernels.dequant]
+dims = { nb = 10 }
+grid = ["ceil(nb * 32 / 64)"]
+uniforms.params = ["nb * 32", 0, 0, 0]
+buffers.blocks = { words = "nb * 9", shape = ["nb * 32"], decode = "refs.py:decode_q8", encode = "refs.py:encode_q8" }
+buffers.dst = { shape = ["nb * 32"], role = "out" }
+reference = { function = "std:cpy_f32", x = "blocks" }
+"""
+
+DEQUANT_REFS = '''
+import numpy as np
+
+
+def encode_q8(values):
+    """Blocks of 32: scale = max|v| / 127 (as f32), q = round(v / scale) as signed bytes."""
+    v = values.reshape(-1, 32)
+    scale = (np.abs(v).max(axis=1) / 127).astype(np.float32)
+    q = np.round(v / np.where(scale == 0, 1, scale)[:, None]).astype(np.int8)
+    words = np.empty((v.shape[0], 9), np.uint32)
+    words[:, 0] = scale.view(np.uint32)
+    words[:, 1:] = q.view(np.uint8).reshape(-1, 8, 4).view("<u4")[..., 0]
+    return {"words": words.reshape(-1)}
+
+
+def decode_q8(words):
+    w = words.astype(np.uint32).reshape(-1, 9)  # the worker sends arrays as float64
+    scale = w[:, 0].copy().view(np.float32).astype(np.float64)
+    q = w[:, 1:].copy().view(np.uint8).view(np.int8).reshape(-1, 32)
+    return {"values": (scale[:, None] * q).reshape(-1)}
+'''

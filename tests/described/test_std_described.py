@@ -10,7 +10,17 @@ import pytest
 
 from workbench.session import Session
 
-from .llama_style import ADD, ADD_TOML, RMS_NORM, RMS_NORM_TOML, llama_style_corpus
+from .corpora import write
+from .llama_style import (
+    ADD,
+    ADD_TOML,
+    DEQUANT,
+    DEQUANT_REFS,
+    DEQUANT_TOML,
+    RMS_NORM,
+    RMS_NORM_TOML,
+    llama_style_corpus,
+)
 
 FAST = "compare,evidence"
 
@@ -113,3 +123,43 @@ def test_refs_py_gets_mapped_uniform_fields_and_views(tmp_path: Path, cli) -> No
     )
     res = cli("check", "rms_norm", "--corpus", str(root), "--what", FAST)
     assert res.rc == 0, res.out + res.err
+
+
+def _dequant_corpus(tmp: Path, source: str = DEQUANT, toml: str = DEQUANT_TOML) -> Path:
+    return write(tmp / "q", {"q.wgsl": source, "refs.py": DEQUANT_REFS, "workbench.toml": toml})
+
+
+def test_packed_blocks_as_words_with_decode_and_encode(tmp_path: Path, cli) -> None:
+    root = _dequant_corpus(tmp_path)
+    res = cli("check", "dequant", "--corpus", str(root), "--what", FAST)
+    assert res.rc == 0 and "verdict: PASS" in res.out, res.out + res.err
+    buggy = DEQUANT.replace("(j % 4u) * 8u", "(3u - j % 4u) * 8u")  # bytes read in the wrong order
+    res = cli(
+        "check", "dequant", "--corpus", str(_dequant_corpus(tmp_path / "b", buggy)), "--what", FAST
+    )
+    assert res.rc == 1 and "verdict: FAIL" in res.out
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (
+            ('words = "nb * 9"', 'words = "nb * 8"'),
+            "are not a whole number of Block (36 bytes each)",
+        ),
+        (
+            ('encode = "refs.py:encode_q8"', 'encode = "refs.py:nope"'),
+            "buffers.blocks.encode: refs.py has no function nope",
+        ),
+        ((', decode = "refs.py:decode_q8"', ""), "buffers.blocks.decode: missing"),
+        (
+            ('shape = ["nb * 32"], decode', 'role = "out", shape = ["nb * 32"], decode'),
+            "a packed buffer is an input only",
+        ),
+    ],
+)
+def test_packed_mistakes(tmp_path: Path, cli, change: tuple[str, str], message: str) -> None:
+    assert change[0] in DEQUANT_TOML
+    root = _dequant_corpus(tmp_path, toml=DEQUANT_TOML.replace(*change))
+    res = cli("list", "--corpus", str(root))
+    assert res.rc == 2 and message in res.err, res.err

@@ -31,7 +31,7 @@ from workbench.specs import std
 from workbench.specs.base import Arrays, Buffer, Cost, Dim, Dims, GradLink, KernelSpec, Tol
 from workbench.specs.expr import Expr, ExprError, parse
 from workbench.specs.refargs import Arg, Binder, evaluate, flatten, parse_arg, uniform_paths
-from workbench.specs.refworker import worker_for
+from workbench.specs.refworker import RefWorker, worker_for
 from workbench.specs.registry import spec_for
 from workbench.userfiles import read_toml
 from workbench.wgsl.corpus import Corpus, Kernel
@@ -53,7 +53,8 @@ KERNEL_KEYS = (
     "overrides",
     "cost",
 )
-BUFFER_KEYS = ("shape", "input", "output", "role")
+BUFFER_KEYS = ("shape", "input", "output", "role", "words", "decode", "encode")
+PACKED_KEYS = ("words", "decode", "encode")
 ROLES = ("in", "out", "inout")
 COST_KEYS = ("bytes", "flops")
 REFERENCE_KEYS = ("function", "rtol", "atol")
@@ -86,6 +87,19 @@ class _BufferDesc:
     input: str | None  # a recipe; None for outputs and scratch
     output: bool
     role: str  # in | out | inout | scratch: what the buffer means (its access, what it may do)
+    packed: _Packed | None = None  # raw 32-bit words with decode/encode functions
+
+
+@dataclass(frozen=True)
+class _Packed:
+    """A buffer of packed elements (quantized blocks, structs) seen as raw u32 words: the input
+    recipe makes `values` (the decoded shape), `encode` packs them, `decode` gives the reference
+    the values the words hold."""
+
+    values: tuple[Expr, ...]
+    decode: tuple[str, str]  # (file, function) in the corpus's reference worker
+    encode: tuple[str, str]
+    worker: RefWorker
 
 
 def load_descriptions(corpus: Corpus) -> dict[str, KernelSpec]:
@@ -163,7 +177,9 @@ def _describe(
         raise where.error("special", f"{special!r} is not one of {', '.join(SPECIAL_POLICIES)}")
     grid = _grid(table, known, defaults, where)
     uniforms = _uniforms(ep.bindings, table.get("uniforms", {}), known, defaults, where)
-    buffers = _buffers(ep.f32_bits, ep.bindings, table.get("buffers", {}), known, defaults, where)
+    buffers = _buffers(
+        ep.f32_bits, ep.bindings, table.get("buffers", {}), known, defaults, where, refs
+    )
     overrides = _overrides(kernel, table.get("overrides", {}), where)
     outputs = tuple(n for n, b in buffers.items() if b.role in ("out", "inout"))
     zeroed = tuple(n for n, b in buffers.items() if b.role in ("out", "scratch"))
@@ -191,7 +207,9 @@ def _describe(
     def inputs(d: Dims, seed: int) -> dict[str, np.ndarray]:
         out = {}
         for n, b in buffers.items():
-            if b.input is not None:
+            if b.packed is not None and b.input is not None:
+                out[n] = _encoded(b, b.packed, d, seed + index[n], where)
+            elif b.input is not None:
                 out[n] = make_input(b.input, _shape(b, d, where), b.dtype, seed + index[n], n)
         return out
 
@@ -420,6 +438,7 @@ def _buffers(
     known: frozenset[str],
     defaults: Dims,
     where: _Where,
+    refs: _RefsModule,
 ) -> dict[str, _BufferDesc]:
     if not isinstance(table, dict):
         raise where.error("buffers", "must be a table of storage bindings by name")
@@ -443,10 +462,15 @@ def _buffers(
                 key, "must be a table: { shape = [...], input = RECIPE | output = true }"
             )
         _check_keys(desc, BUFFER_KEYS, where, key)
+        if any(k in desc for k in PACKED_KEYS):
+            out[name] = _packed(b, desc, known, defaults, where, refs)
+            continue
         lanes = _lanes(b.element)
         if lanes is None:
             raise where.error(
-                key, f"elements of type {b.element.text} cannot be described; run the kernel ad hoc"
+                key,
+                f"elements of type {b.element.text} are not numbers: describe them as packed words "
+                '(words = "COUNT", shape = [values], decode = "refs.py:F", encode = "refs.py:G")',
             )
         shape = desc.get("shape")
         if not isinstance(shape, list) or not shape:
@@ -518,6 +542,85 @@ def _buffers(
     return out
 
 
+def _packed(
+    b: Binding,
+    desc: dict[str, Any],
+    known: frozenset[str],
+    defaults: Dims,
+    where: _Where,
+    refs: _RefsModule,
+) -> _BufferDesc:
+    """`{ words = EXPR, shape = [...], decode = "refs.py:F", encode = "refs.py:G" }`: an input
+    buffer of packed elements, held as `words` raw u32 words, meaning values of `shape`."""
+    key = f"buffers.{b.name}"
+    missing = [k for k in (*PACKED_KEYS, "shape") if k not in desc]
+    if missing:
+        raise where.error(
+            f"{key}.{missing[0]}",
+            'missing: a packed buffer gives words = "COUNT", shape = [values], '
+            'decode = "refs.py:F" and encode = "refs.py:G"',
+        )
+    role = desc.get("role", "in")
+    if role != "in" or desc.get("output"):
+        raise where.error(
+            f"{key}.role",
+            "a packed buffer is an input only (outputs of packed words are not compared)",
+        )
+    shape = desc["shape"]
+    if not isinstance(shape, list) or not shape:
+        raise where.error(f"{key}.shape", "must be a non-empty list: the shape of the values")
+    values = tuple(_expr(v, known, where, f"{key}.shape[{i}]") for i, v in enumerate(shape))
+    words = _expr(desc["words"], known, where, f"{key}.words")
+    recipe = desc.get("input", "randn")
+    if not isinstance(recipe, str):
+        raise where.error(f"{key}.input", 'must be a recipe string, e.g. "randn:1"')
+    decode = refs.function(desc["decode"], where, f"{key}.decode")
+    encode = refs.function(desc["encode"], where, f"{key}.encode")
+    buf = _BufferDesc(
+        b,
+        (words,),
+        ("word",),
+        "uint32",
+        recipe,
+        False,
+        "in",
+        _Packed(values, decode, encode, refs.worker),
+    )
+    count = _shape(buf, defaults, where)[0]
+    stride = b.element_stride
+    if stride and (count * 4) % stride:
+        raise where.error(
+            f"{key}.words",
+            f"{count} words are not a whole number of {b.element.text} ({stride} bytes each)",
+        )
+    return buf
+
+
+def _encoded(b: _BufferDesc, p: _Packed, dims: Dims, seed: int, where: _Where) -> np.ndarray:
+    """The packed input: values made by the recipe, packed by `encode(values) -> {"words": ...}`
+    (run in the corpus's worker)."""
+    shape = tuple(_integer(e, dims, where, f"buffers.{b.binding.name}.shape") for e in p.values)
+    values = make_input(b.input or "randn", shape, "float64", seed, b.binding.name)
+    count = _shape(b, dims, where)[0]
+    words = p.worker.call(*p.encode, {"values": values}, {}, {"words": (count,)}).get("words")
+    if words is None or not np.all((words >= 0) & (words < 2**32) & (words == np.floor(words))):
+        raise UserError(
+            f"{':'.join(p.encode)} must return {{'words': array}} of {count} values in 0..2^32-1"
+        )
+    return words.astype(np.uint32)
+
+
+def _decoded(
+    b: _BufferDesc, p: _Packed, words: np.ndarray, dims: Dims, where: _Where
+) -> np.ndarray:
+    """The values packed words hold, by `decode(words) -> {"values": ...}`, for the reference."""
+    shape = tuple(_integer(e, dims, where, f"buffers.{b.binding.name}.shape") for e in p.values)
+    got = p.worker.call(*p.decode, {"words": np.asarray(words).reshape(-1)}, {}, {"values": shape})
+    if "values" not in got:
+        raise UserError(f"{':'.join(p.decode)} must return {{'values': array of shape {shape}}}")
+    return got["values"]
+
+
 def _shape(b: _BufferDesc, dims: Dims, where: _Where) -> tuple[int, ...]:
     key = f"buffers.{b.binding.name}.shape"
     return tuple(_integer(e, dims, where, f"{key}[{i}]") for i, e in enumerate(b.shape))
@@ -550,9 +653,10 @@ class _RefsModule:
         self.root = root
         self.worker = worker_for(root)
 
-    def function(self, text: Any, where: _Where) -> tuple[str, str]:
+    def function(
+        self, text: Any, where: _Where, key: str = "reference.function"
+    ) -> tuple[str, str]:
         """(file, function) of a `"FILE.py:FUNCTION"` that imports and names a function."""
-        key = "reference.function"
         if not isinstance(text, str) or text.count(":") != 1:
             raise where.error(key, 'must be "FILE.py:FUNCTION", e.g. "refs.py:matmul"')
         file, fname = text.split(":")
@@ -621,7 +725,9 @@ def _reference(
 
     def reference(dims: Dims, arrays: Arrays) -> dict[str, np.ndarray]:
         shaped = {
-            n: np.asarray(arrays[n], dtype=np.float64).reshape(_shape(buffers[n], dims, where))
+            n: _decoded(b, b.packed, arrays[n], dims, where)
+            if (b := buffers[n]).packed is not None
+            else np.asarray(arrays[n], dtype=np.float64).reshape(_shape(b, dims, where))
             for n in given
         }
         env = {**env_of(dims), **dims}
