@@ -85,6 +85,12 @@ def test_the_variants_defines_win_over_the_templates_defaults() -> None:
     assert lines({"t.wgsl": src}, {"WG": 256, "TYPE_F16": True}) == ["let a = 256;", "f16"]
 
 
+def test_backslash_continues_a_line() -> None:
+    src = "#if defined(A) || \\\n    defined(B)\nyes\n#endif\nlast\n"
+    out = run({"t.wgsl": src}, {"B": True})
+    assert out.text.splitlines() == ["yes", "last"] and out.lines == (("t.wgsl", 3), ("t.wgsl", 5))
+
+
 def test_elif_chain_takes_the_first_true_branch_only() -> None:
     src = "#ifdef OP_ADD\nadd\n#elif defined(OP_MUL)\nmul\n#elif 1\none\n#else\nelse\n#endif\n"
     assert lines({"t.wgsl": src}, {"OP_MUL": True}) == ["mul"]

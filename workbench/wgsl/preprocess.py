@@ -1,6 +1,6 @@
 """The template dialect many WGSL corpora use, expanded the way their host code does: `#define NAME
 [value]`, `#undef`, `#ifdef`, `#ifndef`, `#if`/`#elif` with integer expressions and `defined()`,
-`#else`, `#endif`, `#include "file"`. Defined names are replaced in the code lines, as whole
+`#else`, `#endif`, `#include "file"`, lines continued by a final backslash. Defined names are replaced in the code lines, as whole
 identifiers, by their values (expanded again, a cycle being an error). The defines a variant gives
 are the host's: the template's own `#define`/`#undef` of such a name is a default and is ignored.
 
@@ -123,8 +123,21 @@ class _State:
             raise TemplateError(f"{chain[-1]}: includes nested more than {MAX_INCLUDE_DEPTH} deep")
         depth = len(self.stack)
         text = self.read(rel)
+        pending: list[str] = []
+        first = 0
         for n, line in enumerate(text.splitlines(), start=1):
-            self.line(rel, n, line.rstrip("\r"), [*chain, rel])
+            line = line.rstrip("\r")
+            if not pending:
+                first = n
+            # A line ending in a backslash continues on the next (one logical line, mapped to
+            # its first), as C preprocessors and the host code read it.
+            if line.endswith("\\"):
+                pending.append(line[:-1])
+                continue
+            self.line(rel, first, " ".join([*pending, line]) if pending else line, [*chain, rel])
+            pending = []
+        if pending:
+            self.line(rel, first, " ".join(pending), [*chain, rel])
         if len(self.stack) != depth:
             file, at, what = self.stack[-1]
             raise TemplateError(f"{file}:{at}: #{what} without #endif in the same file")
