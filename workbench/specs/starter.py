@@ -185,16 +185,20 @@ def _buffer_fields(b: Binding, index: int, size: str, role: str) -> dict[str, An
 
 
 def _std_match(kernel: Kernel, name: str) -> std.StdReference | None:
-    """The library entry the kernel's names name: the longest that is a word of one of them."""
-    words = " ".join(
-        re.sub(r"[^a-z0-9]+", " ", n.lower()) for n in (name, kernel.name, kernel.file)
-    )
-    found = [
-        e
-        for n, e in std.LIBRARY.items()
-        if re.search(rf"\b{re.escape(n)}\b", words) or ("_" in n and n.replace("_", " ") in words)
-    ]
-    return max(found, key=lambda e: len(e.name)) if found else None
+    """The library entry the kernel's names name, looked for in its own name, then its entry's,
+    then its file's: the longest entry that is a word there (the generic `unary` and `binary`,
+    which need an op, never)."""
+    for text in (name, kernel.name, kernel.file):
+        words = re.sub(r"[^a-z0-9]+", " ", text.lower())
+        found = [
+            e
+            for n, e in std.LIBRARY.items()
+            if n not in ("unary", "binary")
+            and (re.search(rf"\b{re.escape(n)}\b", words) or n.replace("_", " ") in words)
+        ]
+        if found:
+            return max(found, key=lambda e: len(e.name))
+    return None
 
 
 def _reference(

@@ -48,6 +48,12 @@ class StdReference:
 
     @property
     def doc(self) -> str:
+        if "op" in self.fixed:
+            return (
+                f"y = {self.fixed['op']}(a, b)"
+                if "b" in self.parameters
+                else f"y = {self.fixed['op']}(x)"
+            )
         return (inspect.getdoc(self.fn) or "").splitlines()[0]
 
     def __call__(self, **kwargs: Any) -> dict[str, np.ndarray]:
