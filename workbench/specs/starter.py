@@ -194,7 +194,7 @@ def _std_match(kernel: Kernel, name: str) -> std.StdReference | None:
             e
             for n, e in std.LIBRARY.items()
             if n not in ("unary", "binary")
-            and (re.search(rf"\b{re.escape(n)}\b", words) or n.replace("_", " ") in words)
+            and re.search(rf"\b{re.escape(n.replace('_', ' '))}\b", words)
         ]
         if found:
             return max(found, key=lambda e: len(e.name))
