@@ -34,6 +34,8 @@ def test_variants_are_kernels_named_by_the_variant(tmp_path: Path) -> None:
     k = corpus.find("relu_f16")
     files = {p.file for p in k.pieces}
     assert files == {"unary.wgsl", "common.tmpl"}
+    # Live reload watches what the variants include, besides the .wgsl files.
+    assert corpus.root / "common.tmpl" in corpus.watched
 
 
 @pytest.mark.parametrize("kernel", ["silu_f32", "relu_f16", "scale_f32", "cumsum:main"])
@@ -143,6 +145,7 @@ def test_generator_runs_when_inputs_change_and_fails_in_one_line(tmp_path: Path)
         f'[generate]\ncommand = "{sys.executable} gen.py {{out}}"\ninputs = ["*.tmpl", "gen.py"]\n'
     )
     corpus = load_corpus(root)
+    assert {root / "size.tmpl", root / "gen.py"} <= set(corpus.watched)
     (fill,) = corpus.kernels
     assert fill.name == "fill" and fill.entry_point.workgroup_size == (32, 1, 1)
     load_corpus(root)

@@ -249,6 +249,9 @@ class Corpus:
     kernels: list[Kernel] = field(default_factory=list)
     problems: dict[str, str] = field(default_factory=dict)  # file -> why it was skipped
     preambles: tuple[str, ...] = ()
+    # Files read besides the .wgsl ones and the configs (included templates, a generator's
+    # inputs): live reload watches them too.
+    watched: list[Path] = field(default_factory=list)
 
     @property
     def files(self) -> list[str]:
@@ -301,14 +304,16 @@ def load_corpus(path: str | Path | None = None) -> Corpus:
         files = [root]
         root = root.parent
     variants: list[Variant] = []
+    watched: list[Path] = []
     if root.is_dir():
         variants, gen = read_templating(root)
         if gen is not None:
             generate(root, gen)
+            watched = [p for g in gen.inputs for p in sorted(root.glob(g)) if p.is_file()]
         # Not only regular files: a named pipe or device is listed as refused, not skipped unseen.
         files = files_under(root, ".wgsl")
     preamble_files, globs = _read_config(root)
-    corpus = Corpus(root=root, preambles=tuple(preamble_files))
+    corpus = Corpus(root=root, preambles=tuple(preamble_files), watched=watched)
     texts: dict[str, str] = {}
     listed = {p.relative_to(root).as_posix() for p in files}
     for p in files:
@@ -365,7 +370,9 @@ def _add_variant(
         if rel in texts:
             return texts[rel]
         try:
-            return _read_text(corpus.root / rel)
+            text = _read_text(corpus.root / rel)
+            corpus.watched.append(corpus.root / rel)
+            return text
         except CorpusError as exc:
             raise CorpusError(f"{rel}: {exc}") from None
 
