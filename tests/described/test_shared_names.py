@@ -94,3 +94,14 @@ def test_set_takes_hex_for_a_bit_pattern(tmp_path: Path, cli) -> None:
     assert res.json()["uniforms"]["params"] == [0x40, 0x01020304, 0, 0]
     out = res.json()["outputs"]["dst"]
     assert out["max"] == 0x01020304 and out["mean"] == 0x01020304 * 64 / 1024
+
+
+def test_fixture_of_a_shared_name_records_and_replays(tmp_path: Path, cli) -> None:
+    root = corpus(tmp_path)
+    out = tmp_path / "fx" / "neg"
+    res = cli("record", "neg.wgsl:main", "--corpus", str(root), "--out", str(out))
+    assert res.rc == 0, res.err
+    text = out.with_suffix(".toml").read_text()
+    assert 'kernel = "main"' in text and 'source = "neg.wgsl"' in text
+    res = cli("replay", str(out.parent), "--corpus", str(root))
+    assert res.rc == 0 and "1 passed" in res.out, res.out + res.err
