@@ -825,7 +825,8 @@ def _std_call(text: str, mapping: dict[str, Any], b: Binder, where: _Where) -> _
                 raise error(name, f'{text} needs the array {name}: map it, e.g. {name} = "src"')
         elif name in b.dims:
             args[name] = ("expr", parse(name))
-        elif (leaf := b.by_leaf(name)) is not None:
+        elif not isinstance(p.default, str) and (leaf := b.by_leaf(name)) is not None:
+            # (a word such as rope's mode is never taken from a number of the same name)
             args[name] = ("expr", parse(leaf, b.names))
         elif p.default is inspect.Parameter.empty:
             raise error(name, f"{text} needs {name}: map it to a dim, a uniform or a value")
