@@ -163,3 +163,13 @@ def test_packed_mistakes(tmp_path: Path, cli, change: tuple[str, str], message: 
     root = _dequant_corpus(tmp_path, toml=DEQUANT_TOML.replace(*change))
     res = cli("list", "--corpus", str(root))
     assert res.rc == 2 and message in res.err, res.err
+
+
+def test_a_view_past_its_binding_is_one_error(tmp_path: Path, cli) -> None:
+    toml = RMS_NORM_TOML.replace(
+        'strides = ["params.stride_src1", 1]', 'strides = ["cols + 50", 1]'
+    )
+    root = llama_style_corpus(tmp_path, toml=toml + ADD_TOML)
+    res = cli("check", "rms_norm", "--corpus", str(root), "--what", FAST)
+    assert res.rc == 2 and "the view of src" in res.err and "past its 633" in res.err, res.err
+    assert len(res.err.strip().splitlines()) == 1
