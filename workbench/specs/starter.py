@@ -26,11 +26,12 @@ import tomlkit
 from tomlkit.container import Container
 from tomlkit.items import InlineTable, Table
 
-from workbench.errors import UserError
+from workbench.errors import ReflectionError, UserError
 from workbench.specs import std
 from workbench.specs.described import host_dtype
 from workbench.wgsl.corpus import Kernel
 from workbench.wgsl.reflect import Binding
+from workbench.wgsl.stores import stored_bindings
 from workbench.wgsl.types import WType
 
 DEFAULT_N = 1024
@@ -44,7 +45,7 @@ def starter_description(
     kernel: Kernel, label: str | None = None, stored: Collection[str] | None = None
 ) -> str:
     """TOML text describing `kernel` under the name `label` (default: its own). `stored` names
-    the buffers the kernel stores to (None: every read_write buffer is taken as an output)."""
+    the buffers the kernel stores to (None: read from the kernel's syntax tree)."""
     overrides = kernel.module.overrides if kernel.module else {}
     # An override without a default gets a guess, so the description runs as written.
     values = {
@@ -55,6 +56,13 @@ def starter_description(
         raise UserError(f"{kernel.file}:{kernel.name}: no @compute entry point to describe")
     name = label or kernel.name
     storage = [b for b in ep.bindings if b.space == "storage"]
+    if stored is None:
+        try:
+            stored = stored_bindings(
+                kernel.text, ep.functions, {b.name for b in storage}, kernel.file
+            )
+        except ReflectionError:
+            stored = None  # an unreadable body: every read_write buffer is taken as an output
     uniforms = [b for b in ep.bindings if b.space == "uniform"]
     dims = _Dims({b.name for b in storage})
     trees = {b.name: dims.feed(b.type, b.name, b.name) for b in uniforms}
