@@ -1,5 +1,5 @@
-"""Engine overhead: what `Session.run` costs per dispatch beyond the wgpu calls it makes, and how long
-`workbench list` takes to start.
+"""Engine overhead: what `Session.run` costs per dispatch beyond the wgpu calls it makes, how long
+`workbench list` takes to start, and how fast the WGSL front end reads.
 
 Three ways to do the same dispatch of one small kernel (y = 2x over n floats) on the same device:
 
@@ -13,7 +13,13 @@ Each is timed call by call after a warm-up; medians are printed in µs with the 
 session/raw and session/dispatch ratios. Then `workbench list` runs as a subprocess a few times
 (the median wall time), beside a bare wgpu import and adapter enumeration for scale.
 
+The reader (issue 25): parse + type check of a 48 KB kernel file, a 50-file corpus loaded (every
+kernel split, reflected and assembled) and listed with `workbench list`, and a `requires` line
+followed by 10,000 spaces; the reader of an older commit (`--old-ref`, the last one with the token
+scanner) is timed in the same run from `git archive` of that commit, in a subprocess, as a ratio.
+
     python benchmarks/bench_engine.py [--adapter SEL] [--n 256,1048576] [--seconds 2] [--json]
+                                      [--old-ref a32d659] [--only reader]
 
 It needs no GPU (the CPU adapter works) and runs unchanged on a GPU machine.
 """
@@ -42,7 +48,35 @@ os.makedirs(os.environ["XDG_RUNTIME_DIR"], mode=0o700, exist_ok=True)
 from workbench.gpu.adapters import choose_adapter  # noqa: E402
 from workbench.gpu.device import GpuContext  # noqa: E402
 from workbench.session import Case, Session  # noqa: E402
-from workbench.wgsl.corpus import load_corpus  # noqa: E402
+from workbench.wgsl.checker import check  # noqa: E402
+from workbench.wgsl.corpus import SHIPPED, load_corpus  # noqa: E402
+from workbench.wgsl.parser import clear_cache, parse  # noqa: E402
+
+OLD_REF = "a32d659"  # the last commit whose reader was the token scanner
+# Times the old reader in a subprocess whose path starts at that commit's tree: argv[1] is the
+# tree, argv[2] what to time, argv[3] the file or folder, argv[4] repetitions; prints ms medians.
+OLD_TIMER = """
+import json, statistics, sys, time
+sys.path.insert(0, sys.argv[1])
+from workbench.wgsl.corpus import load_corpus
+from workbench.wgsl.reflect import reflect
+what, path, reps = sys.argv[2], sys.argv[3], int(sys.argv[4])
+text = open(path, encoding="utf-8").read() if what == "reflect" else ""
+times = []
+for _ in range(reps):
+    t0 = time.perf_counter()
+    if what == "reflect":
+        try:
+            reflect(text, path)
+        except Exception:
+            pass
+    else:
+        corpus = load_corpus(path)
+        for k in corpus.kernels:
+            k.module
+    times.append((time.perf_counter() - t0) * 1e3)
+print(json.dumps(statistics.median(times)))
+"""
 
 KERNEL = """
 @group(0) @binding(0) var<storage, read> x: array<f32>;
@@ -212,6 +246,139 @@ def bench_startup(adapter: str | None, reps: int) -> dict[str, float]:
     }
 
 
+def kernel_file(min_bytes: int = 48 * 1024) -> str:
+    """Shipped kernel files, whole, one after another until `min_bytes` (the preamble first)."""
+    files = sorted(
+        SHIPPED.glob("*.wgsl"), key=lambda p: (p.name != "00_shared.wgsl", -p.stat().st_size)
+    )
+    text = ""
+    while len(text.encode()) < min_bytes:
+        for p in files:
+            text += p.read_text(encoding="utf-8") + "\n"
+            if len(text.encode()) >= min_bytes:
+                break
+    return text
+
+
+def fifty_files(root: Path) -> Path:
+    """A corpus of 50 files: the shipped preamble and config, and the shipped kernel files copied
+    under new names (kernel names repeat across copies, which a corpus allows)."""
+    root.mkdir(parents=True, exist_ok=True)
+    for p in SHIPPED.iterdir():
+        if p.name in ("00_shared.wgsl", "wgslconfig.toml"):
+            (root / p.name).write_bytes(p.read_bytes())
+    kernels = sorted(p for p in SHIPPED.glob("*.wgsl") if p.name != "00_shared.wgsl")
+    for k in range(49):
+        src = kernels[k % len(kernels)]
+        (root / f"{k:02d}_{src.name}").write_bytes(src.read_bytes())
+    return root
+
+
+def median_ms(fn: Callable[[], Any], reps: int) -> float:
+    """Median ms of `reps` cold runs (the reader's caches emptied before each)."""
+    times = []
+    for _ in range(reps):
+        clear_cache()
+        t0 = time.perf_counter()
+        fn()
+        times.append((time.perf_counter() - t0) * 1e3)
+    return statistics.median(times)
+
+
+def old_ms(tree: Path, what: str, path: Path, reps: int, timeout_s: float) -> float | None:
+    """The old reader's median ms, or None when one run of it did not end within `timeout_s`."""
+    try:
+        proc = subprocess.run(
+            [sys.executable, "-c", OLD_TIMER, str(tree), what, str(path), str(reps)],
+            capture_output=True, text=True, timeout=timeout_s,
+            env={**os.environ, "PYTHONPATH": str(tree)},
+        )  # fmt: skip
+    except subprocess.TimeoutExpired:
+        return None
+    if proc.returncode != 0:
+        raise SystemExit(f"the old reader failed:\n{proc.stderr}")
+    return float(json.loads(proc.stdout))
+
+
+def load_all(path: Path) -> None:
+    for k in load_corpus(path).kernels:
+        _ = k.module
+
+
+def bench_reader(old_ref: str, reps: int, adapter: str | None) -> dict[str, Any]:
+    with tempfile.TemporaryDirectory() as tmp:
+        old_tree = Path(tmp, "old")
+        old_tree.mkdir()
+        archive = subprocess.run(
+            ["git", "archive", old_ref, "workbench"], cwd=REPO, capture_output=True, check=True
+        ).stdout
+        subprocess.run(["tar", "-x", "-C", str(old_tree)], input=archive, check=True)
+        big = Path(tmp, "big.wgsl")
+        text = kernel_file()
+        big.write_text(text, encoding="utf-8")
+        new_parse = median_ms(lambda: check(parse(text, "big.wgsl"), "big.wgsl"), reps)
+        old_parse = old_ms(old_tree, "reflect", big, reps, 600)
+        corpus = fifty_files(Path(tmp, "fifty"))
+        new_load = median_ms(lambda: load_all(corpus), max(reps // 4, 3))
+        old_load = old_ms(old_tree, "load", corpus, max(reps // 4, 3), 600)
+        spaces = Path(tmp, "spaces")
+        spaces.mkdir()
+        Path(spaces, "k.wgsl").write_text("requires" + " " * 10_000 + "\n", encoding="utf-8")
+        new_spaces = median_ms(lambda: load_all(spaces), 3)
+        old_spaces = old_ms(old_tree, "load", spaces, 1, 60)
+        listing = [sys.executable, "-m", "workbench", "list", str(corpus)]
+        if adapter:
+            listing += ["--adapter", adapter]
+        list_new = statistics.median(wall_times(listing, 3))
+        old_env = {**os.environ, "PYTHONPATH": str(old_tree)}
+        t_old = []
+        for _ in range(3):
+            t0 = time.perf_counter()
+            subprocess.run(listing, capture_output=True, env=old_env, cwd=old_tree, check=False)
+            t_old.append(time.perf_counter() - t0)
+        floor = "import wgpu; wgpu.gpu.enumerate_adapters_sync()"
+        floor_s = statistics.median(wall_times([sys.executable, "-c", floor], 3))
+    return {
+        "old_ref": old_ref,
+        "file_bytes": len(text.encode()),
+        "parse_type_ms": new_parse,
+        "old_reflect_ms": old_parse,
+        "corpus_files": 50,
+        "load_ms": new_load,
+        "old_load_ms": old_load,
+        "requires_spaces_ms": new_spaces,
+        "old_requires_spaces_ms": old_spaces,
+        "list_s": list_new,
+        "old_list_s": statistics.median(t_old),
+        "adapter_start_s": floor_s,
+    }
+
+
+def print_reader(r: dict[str, Any]) -> None:
+    def ratio(new: float, old: float | None) -> str:
+        return "old did not finish" if old is None else f"new/old {new / old:.2f}x"
+
+    old_spaces = r["old_requires_spaces_ms"]
+    print(f"reader (old: {r['old_ref']}, token scanner, module-scope declarations only):")
+    print(
+        f"  parse + type {r['file_bytes'] / 1024:.0f} KB: {r['parse_type_ms']:.1f} ms "
+        f"(old reflect {r['old_reflect_ms']:.1f} ms; {ratio(r['parse_type_ms'], r['old_reflect_ms'])})"
+    )
+    print(
+        f"  load a {r['corpus_files']}-file corpus (split, reflect every kernel): "
+        f"{r['load_ms']:.0f} ms (old {r['old_load_ms']:.0f} ms; {ratio(r['load_ms'], r['old_load_ms'])})"
+    )
+    print(
+        f"  `requires` + 10,000 spaces: {r['requires_spaces_ms']:.1f} ms "
+        f"(old: {'> 60 s, stopped' if old_spaces is None else f'{old_spaces:.0f} ms'})"
+    )
+    print(
+        f"  `workbench list` of the {r['corpus_files']} files: {r['list_s']:.2f} s (old "
+        f"{r['old_list_s']:.2f} s; importing wgpu and enumerating adapters: "
+        f"{r['adapter_start_s']:.2f} s)"
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--adapter", help="adapter selector, as for `workbench --adapter`")
@@ -219,15 +386,32 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=2.0, help="timing budget per measurement")
     parser.add_argument("--startup-reps", type=int, default=5, help="runs of `workbench list`")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.add_argument("--old-ref", default=OLD_REF, help="commit whose reader is compared")
+    parser.add_argument("--reader-reps", type=int, default=20, help="repetitions of a read")
+    parser.add_argument("--only", choices=["reader"], help="run only the reader's part")
     args = parser.parse_args()
 
+    if args.only == "reader":
+        reader = bench_reader(args.old_ref, args.reader_reps, args.adapter)
+        if args.json:
+            print(json.dumps({"reader": reader}, indent=2))
+        else:
+            print_reader(reader)
+        return
     adapter = choose_adapter(args.adapter)
     with tempfile.TemporaryDirectory() as tmp:
         Path(tmp, "double.wgsl").write_text(KERNEL)
         session = Session(load_corpus(tmp), GpuContext(adapter))
         rows = [bench_dispatch(session, int(n), args.seconds) for n in args.n.split(",")]
     startup = bench_startup(args.adapter, args.startup_reps)
-    result = {"adapter": adapter.label, "type": adapter.type, "dispatch": rows, "startup": startup}
+    reader = bench_reader(args.old_ref, args.reader_reps, args.adapter)
+    result = {
+        "adapter": adapter.label,
+        "type": adapter.type,
+        "dispatch": rows,
+        "startup": startup,
+        "reader": reader,
+    }
     if args.json:
         print(json.dumps(result, indent=2))
         return
@@ -248,6 +432,7 @@ def main() -> None:
         f"{startup['reps']}, min {startup['workbench_list_min_s'] * 1e3:.0f} ms (importing wgpu "
         f"and enumerating adapters alone: {startup['wgpu_enumerate_s'] * 1e3:.0f} ms)"
     )
+    print_reader(reader)
 
 
 if __name__ == "__main__":

@@ -5,7 +5,7 @@
 For each form of nesting (parentheses, array types, calls, indexing, one long operator chain) it
 bisects the smallest depth that crashes `create_shader_module` + `create_compute_pipeline`, each try
 in its own subprocess (a crash is a signal, not an exception), and prints it beside the bound the
-scanner enforces (workbench/wgsl/scan.py) and their ratio. `--thread` compiles in a worker thread,
+parser enforces (workbench/wgsl/parser.py) and their ratio. `--thread` compiles in a worker thread,
 as the terminal UI does. The figures depend on the stack size (`ulimit -s`) and the wgpu version.
 """
 
@@ -16,7 +16,7 @@ import os
 import subprocess
 import sys
 
-from workbench.wgsl.scan import MAX_NESTING, MAX_OPERATORS
+from workbench.wgsl.parser import MAX_NESTING, MAX_OPERATORS
 
 FORMS = {
     "parentheses": ("nesting", lambda n: "out[0] = " + "(" * n + "1.0" + ")" * n + ";"),

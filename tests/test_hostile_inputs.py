@@ -25,7 +25,7 @@ import pytest
 from workbench.fixtures.manifest import FixtureError, load_fixture
 from workbench.session import Session
 from workbench.wgsl.corpus import load_corpus
-from workbench.wgsl.scan import MAX_NESTING, MAX_OPERATORS
+from workbench.wgsl.parser import MAX_NESTING, MAX_OPERATORS
 
 REPO = Path(__file__).resolve().parents[1]
 SHIPPED_FIXTURES = REPO / "workbench" / "fixtures"

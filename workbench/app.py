@@ -228,7 +228,7 @@ class WorkbenchApp(RunsJobs, KeysInOrder):
             return
         if self._reloading:
             return
-        now = stamps(Path(self.session.corpus.root))
+        now = stamps(Path(self.session.corpus.root), self.session.corpus.watched)
         if now != self._mtimes:
             self._mtimes = now
             self._reloading = True

@@ -23,6 +23,7 @@ from workbench.gpu.limits import check_limits
 from workbench.gpu.uniforms import check_scalar, default_value, set_field
 from workbench.recipes import DEFAULT_SEED, make_input, takes_run_seed
 from workbench.specs.base import Buffer, Cost, KernelSpec
+from workbench.specs.described import described_for
 from workbench.specs.registry import spec_for
 from workbench.wgsl.corpus import SHIPPED, Corpus, Kernel, load_corpus
 from workbench.wgsl.reflect import Binding, EntryPoint
@@ -130,8 +131,8 @@ def match_spec(
     """
     if adhoc:
         return None
-    mine = (described or {}).get(kernel.name)
-    if mine is not None and mine.file == kernel.file:
+    mine = described_for(described or {}, kernel)
+    if mine is not None:
         return mine
     spec = spec_for(kernel.name)
     if spec is None:

@@ -55,7 +55,7 @@ from workbench.planning import (
 )
 from workbench.recipes import DEFAULT_SEED
 from workbench.specs.base import KernelSpec
-from workbench.specs.described import DescriptionError, load_descriptions
+from workbench.specs.described import DescriptionError, described_for, load_descriptions
 from workbench.verdicts import Verdict, decide_comparisons
 from workbench.wgsl.corpus import Corpus, Kernel, load_corpus
 from workbench.wgsl.hazards import Site, else_if_chains, loops_without_small_constant_bound
@@ -371,7 +371,7 @@ class Session:
         if missing:
             return Status(StatusKind.NEEDS, missing)
         try:
-            described = self.described.get(kernel.name)
+            described = described_for(self.described, kernel)
         except WorkbenchError as exc:
             return Status(StatusKind.ERROR, error=exc)
         overrides = described.overrides if described is not None else {}

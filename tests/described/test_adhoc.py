@@ -114,7 +114,11 @@ def test_grid_sets_the_workgroup_counts(tmp_path: Path, cli) -> None:
     res = cli("check", "matmul", "--corpus", str(root), *flags, "--what", "evidence", "--json")
     (evidence,) = [r for r in res.json()["results"] if r["kind"] == "evidence"]
     assert evidence["details"]["warning"] and evidence["details"]["unwritten"] > 0
-    for bad in ("3,3", "3,x,1", "-1,1,1"):
+    # 1 to 3 counts, as workbench.toml takes them (missing ones are 1), hex accepted.
+    for same in ("3,3", "0x3,3", "3,0x3,1"):
+        res = cli("run", "matmul", "--corpus", str(root), f"--grid={same}", "--reps", "0", "--json")
+        assert res.rc in (0, 1) and res.json()["grid"] == [3, 3, 1], res.err
+    for bad in ("3,x,1", "-1,1,1", "1,2,3,4", "1.5", "3,,1"):
         res = cli("run", "matmul", "--corpus", str(root), f"--grid={bad}")
         assert res.rc == 2 and "--grid" in res.err and len(res.err.splitlines()) == 1
 

@@ -134,12 +134,12 @@ def test_describe_output_saved_unchanged_loads_and_runs(tmp_path: Path, cli) -> 
     (root / "workbench.toml").write_text(text, encoding="utf-8")
     for kernel in ("matmul", "rownorm", "rownorm_bwd"):
         res = cli("run", kernel, "--corpus", str(root), "--reps", "0", "--json")
-        # The starter leaves the dims uniforms at 0: it loads and runs, and the kernel writes
-        # nothing, which the verdict says (exit 1), never a pass.
-        assert res.rc == 1 and res.json()["verdict"] == "no_work", res.err
-        assert res.json()["spec"] is True and res.json()["dims"] == {"n": 1024}
-    res = cli("check", "rownorm", "--corpus", str(root), "--what", FAST, "--json")
-    assert res.json()["verdict"] == "no_work"  # its dims uniform is still 0: the output says so
+        # The dims feed the uniform by name (dims.x, dims.y, ...), the first sized to run: the
+        # kernel writes its outputs; with no reference yet the verdict is `ran`, never a pass.
+        assert res.rc == 0 and res.json()["verdict"] == "ran", res.err
+        assert res.json()["spec"] is True
+        assert res.json()["dims"] == {"dims_x": 1024, "dims_y": 1, "dims_z": 1, "dims_w": 1}
+        assert res.json()["uniforms"]["dims"] == [1024, 1, 1, 1]
 
 
 def test_check_all_counts_verdicts(tmp_path: Path, cli) -> None:

@@ -38,7 +38,7 @@ def test_values(text, value):
         ("ceil(M, N)", "takes one argument"),
         ("max(M)", "two or more"),
         ("sqrt(M)", "unknown function"),
-        ("M.real", "unexpected"),
+        ("M.real", "unknown name M.real"),  # a dotted name is a uniform path, never an attribute
         ("", "empty"),
         ("(M", "expected ')'"),
         (1.5, "expected an integer"),

@@ -121,7 +121,7 @@ CASES = [
         "unknown kernel",
         _swap("[kernels.matmul]", "[kernels.matmull]"),
         "",
-        "no kernel of that name",
+        "no kernel named 'matmull'",
     ),
     (
         "override",

@@ -1,4 +1,4 @@
-"""Fuzzing the WGSL scanner, reflector and corpus loader with hypothesis: random text, WGSL-ish token
+"""Fuzzing the WGSL lexer, reflection and corpus loader with hypothesis: random text, WGSL-ish token
 soup, and mutations and truncations of the shipped shaders. Whatever the input, `tokenize`/`reflect`
 raise nothing but ReflectionError and `load_corpus` nothing but CorpusError; the kernels it returns
 assemble, and planning an ad-hoc case for them (host only) raises nothing but WorkbenchError.
@@ -16,8 +16,8 @@ from hypothesis import strategies as st
 from workbench.errors import CorpusError, ReflectionError, WorkbenchError
 from workbench.session import Session
 from workbench.wgsl.corpus import SHIPPED, load_corpus
+from workbench.wgsl.lexer import tokenize
 from workbench.wgsl.reflect import reflect
-from workbench.wgsl.scan import tokenize
 
 SHIPPED_FILES = {p.name: p.read_text(encoding="utf-8") for p in sorted(SHIPPED.glob("*.wgsl"))}
 SHIPPED_CONFIG = (SHIPPED / "wgslconfig.toml").read_text(encoding="utf-8")

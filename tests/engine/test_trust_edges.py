@@ -99,7 +99,7 @@ def test_a_grid_of_2_to_the_32_workgroups_or_more_is_refused_naming_the_limit(co
 @pytest.mark.parametrize(
     ("extra", "why"),
     [
-        (["--grid", "²,1,1"], "--grid expects three whole numbers"),
+        (["--grid", "²,1,1"], "--grid expects 1 to 3 whole numbers"),
         (["--adapter", "²"], "no adapter matches '²'"),
         (["--set", "p.a.²=1"], "has no component '²'"),
     ],

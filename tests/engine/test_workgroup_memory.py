@@ -12,8 +12,8 @@ import pytest
 
 from workbench.cli import main
 from workbench.errors import LimitError
+from workbench.wgsl.lexer import tokenize
 from workbench.wgsl.reflect import EntryPoint, reflect
-from workbench.wgsl.scan import tokenize
 from workbench.wgsl.types import round_up
 
 from .conftest import SHARED_PREAMBLE
@@ -89,7 +89,9 @@ def test_shipped_kernels_report_the_workgroup_memory_they_reach(session):
     for k in session.corpus.kernels:
         ep = k.entry_point
         assert ep.workgroup_bytes == sum(round_up(16, v.size) for v in ep.workgroup_vars)
-        assert ep.workgroup_bytes <= min(cap, 16384), f"{k.name} needs {ep.workgroup_bytes} bytes"
+        # Within the adapter's limit (lavapipe 32 KiB, the H100 48 KiB): attention_forward's
+        # tiles (issue 30) take 26,624 bytes, over WebGPU's 16 KiB default; every kernel fits 32 KiB.
+        assert ep.workgroup_bytes <= min(cap, 32768), f"{k.name} needs {ep.workgroup_bytes} bytes"
         # wg_scratch is counted only where a kernel calls wg_reduce_sum / wg_reduce_max (the
         # shipped kernels call them from their own section, never through a local helper).
         calls_reduce = any(

@@ -31,6 +31,7 @@ COMMANDS = (
     "workbench.cli.bench",
     "workbench.cli.fixtures",
     "workbench.cli.inside",
+    "workbench.cli.debug",
     "workbench.cli.config",
 )
 

@@ -102,7 +102,9 @@ def add_case_options(
         help="fill a binding: " + ", ".join(RECIPES),
     )
     p.add_argument(
-        "--grid", metavar="X,Y,Z", help="workgroup counts to dispatch (instead of the planned grid)"
+        "--grid",
+        metavar="X[,Y[,Z]]",
+        help="workgroup counts to dispatch, 1 to 3 (missing ones are 1; hex 0x.. too)",
     )
     p.add_argument(
         "--override",
@@ -178,6 +180,18 @@ def tolerance_note(override: Override) -> None:
         print(f"workbench: note: {note}", file=sys.stderr)
 
 
+def parse_number(text: str) -> float | int:
+    """A number as the command line takes it: decimal, float, or an integer in hex (0x...),
+    binary (0b...) or octal (0o...), as a bit pattern for a u32 field is naturally written."""
+    t = text.strip().replace("_", "")
+    if not t.isascii():
+        raise ValueError(text)  # float() would take other scripts' digits
+    body = t.lstrip("+-")
+    if body[:2].lower() in ("0x", "0b", "0o"):
+        return int(t, 0)
+    return float(t)
+
+
 def parse_pairs(items: list[str], what: str, number: type = int) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for item in items:
@@ -189,14 +203,14 @@ def parse_pairs(items: list[str], what: str, number: type = int) -> dict[str, An
             out[key] = value.strip()
             continue
         try:
-            v = float(value)
+            v = parse_number(value)
             if number is int:
                 if not math.isfinite(v) or v != int(v):
                     raise ValueError
                 v = int(v)
         except ValueError:
             kind = "an integer" if number is int else "a number"
-            raise UserError(f"{what} {key}: {value!r} is not {kind}") from None
+            raise UserError(f"{what} {key}: {value!r} is not {kind} (hex: 0x...)") from None
         out[key] = v
     return out
 
@@ -242,15 +256,27 @@ def grid_and_overrides(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def parse_grid(text: str) -> tuple[int, int, int]:
-    """`X,Y,Z` workgroup counts, each a whole number >= 0."""
-    parts = [whole_number(p) for p in text.split(",")]
-    if len(parts) != 3 or None in parts:
+    """`X[,Y[,Z]]` workgroup counts (missing ones are 1, as in workbench.toml), each a whole
+    number >= 0: ASCII digits, or hex (0x...)."""
+    parts = text.split(",")
+    counts = [whole_number(p) if not _is_hex(p) else int(p.strip(), 16) for p in parts]
+    if not 1 <= len(counts) <= 3 or None in counts:
         raise UserError(
-            f"--grid expects three whole numbers X,Y,Z (workgroups per axis, digits 0-9), got "
-            f"{text!r}"
+            f"--grid expects 1 to 3 whole numbers X[,Y[,Z]] (workgroups per axis, digits 0-9 or "
+            f"hex 0x..), got {text!r}"
         )
-    x, y, z = parts
+    x, y, z = (*counts, 1, 1)[:3]
     return (x, y, z)  # type: ignore[return-value]
+
+
+def _is_hex(text: str) -> bool:
+    t = text.strip().replace("_", "")
+    return (
+        t[:2].lower() == "0x"
+        and len(t) > 2
+        and t.isascii()
+        and all(c in "0123456789abcdefABCDEF" for c in t[2:])
+    )
 
 
 def print_json(obj: Any) -> None:

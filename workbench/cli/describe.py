@@ -32,7 +32,8 @@ def cmd_describe(args: argparse.Namespace) -> int:
     if kernel.problem or kernel.entry_point is None:
         why = kernel.problem or "no @compute entry point could be reflected"
         raise UserError(f"{kernel.file}:{kernel.name}: {why}")
-    text = starter_description(kernel)
+    label = corpus.label(kernel)
+    text = starter_description(kernel, label)
     if args.json:
         print_json(
             {
@@ -40,7 +41,7 @@ def cmd_describe(args: argparse.Namespace) -> int:
                 "file": kernel.file,
                 "corpus": str(corpus.root),
                 "toml": text,
-                "description": tomllib.loads(text)["kernels"][kernel.name],
+                "description": tomllib.loads(text)["kernels"][label],
             }
         )
     else:

@@ -106,6 +106,16 @@ EXAMPLES: dict[str, tuple[tuple[str, str], ...]] = {
             "one invocation's trace, as JSON",
         ),
     ),
+    "debug": (
+        (
+            "workbench debug gelu_inplace --dim seq=2 --invocation 5,0,0",
+            "every step of one invocation, with the GPU's values",
+        ),
+        (
+            "workbench debug gelu_inplace --dim seq=2 --invocation 5,0,0 --compare 6,0,0 --json",
+            "where two invocations part, as JSON",
+        ),
+    ),
     "config": (
         ("workbench config", "each setting and where it came from"),
         ("workbench config --json", "the same, as one JSON object"),

@@ -114,13 +114,14 @@ def print_roofline(roof: dict) -> None:
 
 
 def kernel_rows(session: Session) -> list[dict]:
+    from workbench.specs.described import described_for
     from workbench.specs.registry import spec_for
 
     rows = []
     for k in session.corpus.kernels:
         ep = k.entry_point
         status = session.status(k).text
-        spec = session.described.get(k.name) or spec_for(k.name)
+        spec = described_for(session.described, k) or spec_for(k.name)
         rows.append(
             {
                 "name": k.name,

@@ -18,16 +18,17 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+from numpy.typing import NDArray
 
 from workbench.errors import WorkbenchError
 from workbench.gpu.adapters import AdapterInfo
 from workbench.gpu.device import BufferPlan, GpuContext
+from workbench.safewrite import write_text
 from workbench.units import fmt_int
 from workbench.wgsl.reflect import reflect
 from workbench.wgsl.sourcemap import SourceMap
@@ -144,7 +145,8 @@ def measure(ctx: GpuContext) -> Canaries:
     loop = _run(ctx, _LOOP, "canary_loop", 2, (1, 1, 1), iters)
     ran = int(loop[0])
     chain = _run(ctx, _CHAIN, "canary_chain", CHAIN_BRANCHES, (CHAIN_BRANCHES // 64, 1, 1), None)
-    wrong = np.nonzero(chain != _branch_value(np.arange(CHAIN_BRANCHES, dtype=np.uint32)))[0]
+    expected = np.array([_branch_value(k) for k in range(CHAIN_BRANCHES)], np.uint32)
+    wrong = np.flatnonzero(chain != expected)
     return Canaries(
         loop_iterations=ran if ran < LOOP_ITERATIONS else None,
         else_if_branches=int(wrong[0]) if wrong.size else None,
@@ -158,7 +160,7 @@ def _run(
     words: int,
     grid: tuple[int, int, int],
     uniform: bytes | None,
-) -> np.ndarray:
+) -> NDArray[np.uint32]:
     bindings = reflect(text, f"canary:{entry}").entry_points[entry].bindings
     program = ctx.compile(text, SourceMap(), entry, bindings, f"canary:{entry}")
     plans = [BufferPlan(bindings[0], words * 4, None, True)]
@@ -177,18 +179,11 @@ def _read_cache() -> dict[str, Any]:
 
 
 def _write_cache(key: str, found: Canaries) -> None:
-    """Add `found` to the cache, written whole to a temporary file and renamed into place."""
+    """Add `found` to the cache, through the one writer (a temporary file renamed into place)."""
     path = cache_path()
     data = _read_cache() | {key: found.to_json()}
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=".canaries.", suffix=".tmp", dir=path.parent)
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                json.dump(data, fh, indent=1, sort_keys=True)
-            os.replace(tmp, path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
-    except OSError:
+        write_text(path, json.dumps(data, indent=1, sort_keys=True), overwrite=True)
+    except (OSError, WorkbenchError):
         return  # an unwritable cache only means measuring again next time

@@ -53,8 +53,8 @@ from workbench.gpu.timing import (
 )
 from workbench.gpu.timing import time_reps as _time_reps
 from workbench.wgsl.diagnostics import map_compile_error
+from workbench.wgsl.parser import TooDeepError
 from workbench.wgsl.reflect import Binding, EntryPoint, reflect
-from workbench.wgsl.scan import TooDeepError
 from workbench.wgsl.sourcemap import SourceMap
 
 _SUBGROUP_PROBE = """

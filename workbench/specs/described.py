@@ -6,8 +6,7 @@ and the tables `uniforms`, `buffers`, `reference` (a float64 function in the cor
 `refs.py`) and `gradient` (the forward it differentiates). Sizes are expressions of the dims
 (`workbench.specs.expr`). Everything is validated when the file is loaded, with the kernel's
 reflected bindings and the default dims: a mistake is one `DescriptionError` line naming the file,
-the kernel and the key. Loading imports the corpus's `refs.py` in the corpus's reference worker,
-a child process (`workbench.specs.refworker`): user code never runs in the tool's own process.
+the kernel and the key. Loading imports the corpus's `refs.py` (as pytest imports conftest.py).
 
 A description wins over a shipped spec of the same name; its gradient link may name a described or
 a shipped forward, and a forward that cannot be used leaves the gradient check a reason to skip.
@@ -15,9 +14,10 @@ a shipped forward, and a forward that cannot be used leaves the gradient check a
 
 from __future__ import annotations
 
+import inspect
 import math
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -27,9 +27,11 @@ import numpy as np
 from workbench.errors import UserError
 from workbench.gpu.uniforms import pack_uniform
 from workbench.recipes import make_input
+from workbench.specs import std
 from workbench.specs.base import Arrays, Buffer, Cost, Dim, Dims, GradLink, KernelSpec, Tol
 from workbench.specs.expr import Expr, ExprError, parse
-from workbench.specs.refworker import worker_for
+from workbench.specs.refargs import Arg, Binder, evaluate, flatten, parse_arg, uniform_paths
+from workbench.specs.refworker import RefWorker, worker_for
 from workbench.specs.registry import spec_for
 from workbench.userfiles import read_toml
 from workbench.wgsl.corpus import Corpus, Kernel
@@ -49,8 +51,12 @@ KERNEL_KEYS = (
     "reference",
     "gradient",
     "overrides",
+    "cost",
 )
-BUFFER_KEYS = ("shape", "input", "output")
+BUFFER_KEYS = ("shape", "input", "output", "role", "words", "decode", "encode")
+PACKED_KEYS = ("words", "decode", "encode")
+ROLES = ("in", "out", "inout")
+COST_KEYS = ("bytes", "flops")
 REFERENCE_KEYS = ("function", "rtol", "atol")
 GRADIENT_KEYS = ("forward", "upstream", "wrt")
 _FUNCTION_NAMES = frozenset({"ceil", "min", "max"})
@@ -80,6 +86,20 @@ class _BufferDesc:
     dtype: str
     input: str | None  # a recipe; None for outputs and scratch
     output: bool
+    role: str  # in | out | inout | scratch: what the buffer means (its access, what it may do)
+    packed: _Packed | None = None  # raw 32-bit words with decode/encode functions
+
+
+@dataclass(frozen=True)
+class _Packed:
+    """A buffer of packed elements (quantized blocks, structs) seen as raw u32 words: the input
+    recipe makes `values` (the decoded shape), `encode` packs them, `decode` gives the reference
+    the values the words hold."""
+
+    values: tuple[Expr, ...]
+    decode: tuple[str, str]  # (file, function) in the corpus's reference worker
+    encode: tuple[str, str]
+    worker: RefWorker
 
 
 def load_descriptions(corpus: Corpus) -> dict[str, KernelSpec]:
@@ -88,11 +108,11 @@ def load_descriptions(corpus: Corpus) -> dict[str, KernelSpec]:
     if not os.path.lexists(path):
         return {}
     data = read_toml(path, DescriptionError)
-    extra = sorted(set(data) - {"kernels"})
+    extra = sorted(set(data) - {"kernels", "variants", "generate"})
     if extra:
         raise DescriptionError(
             f"{path}: unknown top-level key {', '.join(extra)}; kernels are described in "
-            "[kernels.NAME] tables"
+            "[kernels.NAME] tables (and templates expanded by [variants.NAME] and [generate])"
         )
     kernels = data.get("kernels", {})
     if not isinstance(kernels, dict):
@@ -113,18 +133,22 @@ def load_descriptions(corpus: Corpus) -> dict[str, KernelSpec]:
 
 
 def _kernel(corpus: Corpus, name: str, where: _Where) -> Kernel:
-    matches = [k for k in corpus.kernels if k.name == name]
-    if not matches:
-        raise where.error(
-            "", f"no kernel of that name in {corpus.root} (`workbench list` names them)"
-        )
-    if len({k.file for k in matches}) > 1:
-        files = ", ".join(sorted({k.file for k in matches}))
-        raise where.error("", f"more than one kernel has that name ({files}); rename one")
-    k = matches[0]
+    try:
+        k = corpus.find(name)  # NAME, FILE:NAME or VARIANT:ENTRY, as everywhere a kernel is named
+    except UserError as exc:
+        raise where.error("", str(exc)) from None
     if k.problem or k.entry_point is None:
         raise where.error("", f"the kernel cannot be used: {k.problem or 'no entry point'}")
     return k
+
+
+def described_for(described: Mapping[str, KernelSpec], kernel: Kernel) -> KernelSpec | None:
+    """The description of `kernel`, written under its name or as `FILE:NAME`."""
+    for key in (kernel.name, f"{kernel.file}:{kernel.name}"):
+        spec = described.get(key)
+        if spec is not None and spec.file == kernel.file:
+            return spec
+    return None
 
 
 def _check_keys(table: dict[str, Any], allowed: tuple[str, ...], where: _Where, key: str) -> None:
@@ -153,13 +177,25 @@ def _describe(
         raise where.error("special", f"{special!r} is not one of {', '.join(SPECIAL_POLICIES)}")
     grid = _grid(table, known, defaults, where)
     uniforms = _uniforms(ep.bindings, table.get("uniforms", {}), known, defaults, where)
-    buffers = _buffers(ep.f32_bits, ep.bindings, table.get("buffers", {}), known, defaults, where)
-    overrides = _overrides(kernel, table.get("overrides", {}), where)
-    outputs = tuple(n for n, b in buffers.items() if b.output or (b.input and _writable(b)))
-    zeroed = tuple(n for n, b in buffers.items() if b.output or (b.input is None and _writable(b)))
-    reference, tolerances, has_ref = _reference(
-        table.get("reference"), buffers, outputs, known, refs, where
+    buffers = _buffers(
+        ep.f32_bits, ep.bindings, table.get("buffers", {}), known, defaults, where, refs
     )
+    overrides = _overrides(kernel, table.get("overrides", {}), where)
+    outputs = tuple(n for n, b in buffers.items() if b.role in ("out", "inout"))
+    zeroed = tuple(n for n, b in buffers.items() if b.role in ("out", "scratch"))
+    uniform_types = {n: b.type for n, b in ep_uniforms(ep.bindings).items()}
+
+    def env_of(d: Dims) -> dict[str, float | int]:
+        values = uniform_values(d)
+        out: dict[str, float | int] = {}
+        for n, t in uniform_types.items():
+            out.update(flatten(n, t, values[n]))
+        return out
+
+    reference, tolerances, has_ref = _reference(
+        table.get("reference"), buffers, outputs, known, uniform_types, env_of, refs, where
+    )
+    cost_exprs = _cost(table.get("cost"), known, where)
     index = {b.name: i for i, b in enumerate(ep.bindings)}
 
     def host_buffers(d: Dims) -> dict[str, Buffer]:
@@ -171,7 +207,9 @@ def _describe(
     def inputs(d: Dims, seed: int) -> dict[str, np.ndarray]:
         out = {}
         for n, b in buffers.items():
-            if b.input is not None:
+            if b.packed is not None and b.input is not None:
+                out[n] = _encoded(b, b.packed, d, seed + index[n], where)
+            elif b.input is not None:
                 out[n] = make_input(b.input, _shape(b, d, where), b.dtype, seed + index[n], n)
         return out
 
@@ -182,10 +220,9 @@ def _describe(
         return {n: _uniform_value(v, d, where, f"uniforms.{n}") for n, v in uniforms.items()}
 
     def cost(d: Dims) -> Cost:
-        return Cost(
-            bytes=sum(b.count * np.dtype(b.dtype).itemsize for b in host_buffers(d).values()),
-            flops=0,
-        )
+        moved = sum(b.count * np.dtype(b.dtype).itemsize for b in host_buffers(d).values())
+        given = {k: _integer(e, d, where, f"cost.{k}") for k, e in cost_exprs.items()}
+        return Cost(bytes=given.get("bytes", moved), flops=given.get("flops", 0))
 
     spec = KernelSpec(
         name=name,
@@ -209,6 +246,7 @@ def _describe(
     # Every expression is evaluated once at the defaults, so a non-integer shows up now.
     host_buffers(defaults)
     grid_of(defaults)
+    cost(defaults)
     for n, b in ep_uniforms(ep.bindings).items():
         try:
             pack_uniform(b.type, uniform_values(defaults)[n], n)
@@ -221,8 +259,16 @@ def ep_uniforms(bindings: tuple[Binding, ...]) -> dict[str, Binding]:
     return {b.name: b for b in bindings if b.space == "uniform"}
 
 
-def _writable(b: _BufferDesc) -> bool:
-    return b.binding.access == "read_write"
+def _cost(table: Any, known: frozenset[str], where: _Where) -> dict[str, Expr]:
+    """`cost = { bytes = "...", flops = "..." }`: what one dispatch moves and computes."""
+    if table is None:
+        return {}
+    if not isinstance(table, dict):
+        raise where.error(
+            "cost", 'must be a table, e.g. cost = { bytes = "8 * N", flops = "2 * N" }'
+        )
+    _check_keys(table, COST_KEYS, where, "cost")
+    return {k: _expr(v, known, where, f"cost.{k}") for k, v in table.items()}
 
 
 def _dims(table: Any, where: _Where) -> tuple[Dim, ...]:
@@ -392,6 +438,7 @@ def _buffers(
     known: frozenset[str],
     defaults: Dims,
     where: _Where,
+    refs: _RefsModule,
 ) -> dict[str, _BufferDesc]:
     if not isinstance(table, dict):
         raise where.error("buffers", "must be a table of storage bindings by name")
@@ -415,10 +462,15 @@ def _buffers(
                 key, "must be a table: { shape = [...], input = RECIPE | output = true }"
             )
         _check_keys(desc, BUFFER_KEYS, where, key)
+        if any(k in desc for k in PACKED_KEYS):
+            out[name] = _packed(b, desc, known, defaults, where, refs)
+            continue
         lanes = _lanes(b.element)
         if lanes is None:
             raise where.error(
-                key, f"elements of type {b.element.text} cannot be described; run the kernel ad hoc"
+                key,
+                f"elements of type {b.element.text} are not numbers: describe them as packed words "
+                '(words = "COUNT", shape = [values], decode = "refs.py:F", encode = "refs.py:G")',
             )
         shape = desc.get("shape")
         if not isinstance(shape, list) or not shape:
@@ -446,19 +498,31 @@ def _buffers(
                 key,
                 "an output is never an input: drop input, or output = true for an in-out buffer",
             )
+        role = desc.get("role")
+        if role is not None:
+            if role not in ROLES:
+                raise where.error(f"{key}.role", f"{role!r} is not one of {', '.join(ROLES)}")
+            if "output" in desc:
+                raise where.error(key, "role and output say the same thing: keep role")
+            if role == "out" and recipe is not None:
+                raise where.error(key, 'an output is never an input: drop input, or role = "inout"')
+            output = role != "in"
         if b.access != "read_write" and output:
             raise where.error(
-                f"{key}.output",
+                f"{key}.{'role' if role else 'output'}",
                 f"{name} is read-only ({b.type.text}); only read_write bindings are outputs",
             )
-        if recipe is None and b.access != "read_write":
+        if recipe is None and (b.access != "read_write" or role in ("in", "inout")):
             recipe = "randn" if np.dtype(dtype).kind == "f" else "zeros"
+        if role is None:
+            writable = b.access == "read_write"
+            role = "out" if output else ("inout" if writable else "in") if recipe else "scratch"
         if recipe is not None and not recipe.startswith("npy:"):
             try:
                 make_input(recipe, (1,), dtype, 0, name)
             except UserError as exc:
                 raise where.error(f"{key}.input", str(exc)) from None
-        buf = _BufferDesc(b, exprs, axes, dtype, recipe, output)
+        buf = _BufferDesc(b, exprs, axes, dtype, recipe, output, role)
         values = _shape(buf, defaults, where)
         if lanes and values[len(values) - len(lanes) :] != lanes:
             raise where.error(
@@ -476,6 +540,85 @@ def _buffers(
                 )
         out[name] = buf
     return out
+
+
+def _packed(
+    b: Binding,
+    desc: dict[str, Any],
+    known: frozenset[str],
+    defaults: Dims,
+    where: _Where,
+    refs: _RefsModule,
+) -> _BufferDesc:
+    """`{ words = EXPR, shape = [...], decode = "refs.py:F", encode = "refs.py:G" }`: an input
+    buffer of packed elements, held as `words` raw u32 words, meaning values of `shape`."""
+    key = f"buffers.{b.name}"
+    missing = [k for k in (*PACKED_KEYS, "shape") if k not in desc]
+    if missing:
+        raise where.error(
+            f"{key}.{missing[0]}",
+            'missing: a packed buffer gives words = "COUNT", shape = [values], '
+            'decode = "refs.py:F" and encode = "refs.py:G"',
+        )
+    role = desc.get("role", "in")
+    if role != "in" or desc.get("output"):
+        raise where.error(
+            f"{key}.role",
+            "a packed buffer is an input only (outputs of packed words are not compared)",
+        )
+    shape = desc["shape"]
+    if not isinstance(shape, list) or not shape:
+        raise where.error(f"{key}.shape", "must be a non-empty list: the shape of the values")
+    values = tuple(_expr(v, known, where, f"{key}.shape[{i}]") for i, v in enumerate(shape))
+    words = _expr(desc["words"], known, where, f"{key}.words")
+    recipe = desc.get("input", "randn")
+    if not isinstance(recipe, str):
+        raise where.error(f"{key}.input", 'must be a recipe string, e.g. "randn:1"')
+    decode = refs.function(desc["decode"], where, f"{key}.decode")
+    encode = refs.function(desc["encode"], where, f"{key}.encode")
+    buf = _BufferDesc(
+        b,
+        (words,),
+        ("word",),
+        "uint32",
+        recipe,
+        False,
+        "in",
+        _Packed(values, decode, encode, refs.worker),
+    )
+    count = _shape(buf, defaults, where)[0]
+    stride = b.element_stride
+    if stride and (count * 4) % stride:
+        raise where.error(
+            f"{key}.words",
+            f"{count} words are not a whole number of {b.element.text} ({stride} bytes each)",
+        )
+    return buf
+
+
+def _encoded(b: _BufferDesc, p: _Packed, dims: Dims, seed: int, where: _Where) -> np.ndarray:
+    """The packed input: values made by the recipe, packed by `encode(values) -> {"words": ...}`
+    (run in the corpus's worker)."""
+    shape = tuple(_integer(e, dims, where, f"buffers.{b.binding.name}.shape") for e in p.values)
+    values = make_input(b.input or "randn", shape, "float64", seed, b.binding.name)
+    count = _shape(b, dims, where)[0]
+    words = p.worker.call(*p.encode, {"values": values}, {}, {"words": (count,)}).get("words")
+    if words is None or not np.all((words >= 0) & (words < 2**32) & (words == np.floor(words))):
+        raise UserError(
+            f"{':'.join(p.encode)} must return {{'words': array}} of {count} values in 0..2^32-1"
+        )
+    return words.astype(np.uint32)
+
+
+def _decoded(
+    b: _BufferDesc, p: _Packed, words: np.ndarray, dims: Dims, where: _Where
+) -> np.ndarray:
+    """The values packed words hold, by `decode(words) -> {"values": ...}`, for the reference."""
+    shape = tuple(_integer(e, dims, where, f"buffers.{b.binding.name}.shape") for e in p.values)
+    got = p.worker.call(*p.decode, {"words": np.asarray(words).reshape(-1)}, {}, {"values": shape})
+    if "values" not in got:
+        raise UserError(f"{':'.join(p.decode)} must return {{'values': array of shape {shape}}}")
+    return got["values"]
 
 
 def _shape(b: _BufferDesc, dims: Dims, where: _Where) -> tuple[int, ...]:
@@ -510,9 +653,10 @@ class _RefsModule:
         self.root = root
         self.worker = worker_for(root)
 
-    def function(self, text: Any, where: _Where) -> tuple[str, str]:
+    def function(
+        self, text: Any, where: _Where, key: str = "reference.function"
+    ) -> tuple[str, str]:
         """(file, function) of a `"FILE.py:FUNCTION"` that imports and names a function."""
-        key = "reference.function"
         if not isinstance(text, str) or text.count(":") != 1:
             raise where.error(key, 'must be "FILE.py:FUNCTION", e.g. "refs.py:matmul"')
         file, fname = text.split(":")
@@ -535,15 +679,19 @@ def _reference(
     buffers: dict[str, _BufferDesc],
     outputs: tuple[str, ...],
     known: frozenset[str],
+    uniform_types: dict[str, WType],
+    env_of: Callable[[Dims], dict[str, float | int]],
     refs: _RefsModule,
     where: _Where,
 ) -> tuple[Callable[[Dims, Arrays], dict[str, np.ndarray]], dict[str, Tol], bool]:
     if table is None:
         return (lambda _d, _a: {}), {}, False
+    if isinstance(table, str):
+        table = {"function": table}
     if not isinstance(table, dict):
-        raise where.error("reference", 'must be a table with function = "refs.py:NAME"')
-    _check_keys(table, REFERENCE_KEYS, where, "reference")
-    file, fname = refs.function(table.get("function"), where)
+        raise where.error(
+            "reference", 'must be "std:NAME", "refs.py:NAME" or a table with function = ...'
+        )
     clash = sorted(known & set(buffers))
     if clash:
         raise where.error(
@@ -561,13 +709,161 @@ def _reference(
             pair.append(float(v))
         tols = {o: Tol(pair[0], pair[1], f"given in {FILE}") for o in outputs}
     given = [n for n, b in buffers.items() if b.input is not None]
+    binder = Binder(
+        inputs=frozenset(given),
+        outputs=frozenset(outputs),
+        dims=known,
+        uniforms=frozenset(p for n, t in uniform_types.items() for p in uniform_paths(n, t)),
+    )
+    mapping = {k: v for k, v in table.items() if k not in REFERENCE_KEYS}
+    text = table.get("function")
+    if isinstance(text, str) and text.startswith(std.PREFIX):
+        call = _std_call(text, mapping, binder, where)
+    else:
+        call = _refs_call(refs.function(text, where), mapping, binder, refs, where)
+    label = call.label
 
     def reference(dims: Dims, arrays: Arrays) -> dict[str, np.ndarray]:
-        args = {n: np.asarray(arrays[n]).reshape(_shape(buffers[n], dims, where)) for n in given}
-        shapes = {n: _shape(buffers[n], dims, where) for n in outputs}
-        return refs.worker.call(file, fname, args, dims, shapes)
+        shaped = {
+            n: _decoded(b, b.packed, arrays[n], dims, where)
+            if (b := buffers[n]).packed is not None
+            else np.asarray(arrays[n], dtype=np.float64).reshape(_shape(b, dims, where))
+            for n in given
+        }
+        env = {**env_of(dims), **dims}
+        kwargs: dict[str, Any] = {**shaped, **dims} if call.whole else {}
+        try:
+            kwargs.update({n: evaluate(a, env, shaped) for n, a in call.args.items()})
+        except ExprError as exc:
+            raise UserError(f"{label}: {exc}") from None
+        if call.worker is not None:
+            # The corpus's own code runs in its worker process, which checks what it returns.
+            arrays = {k: v for k, v in kwargs.items() if isinstance(v, np.ndarray)}
+            scalars = {k: v for k, v in kwargs.items() if not isinstance(v, np.ndarray)}
+            shapes = {n: _shape(buffers[n], dims, where) for n in outputs}
+            return refs.worker.call(call.worker[0], call.worker[1], arrays, scalars, shapes)
+        assert call.fn is not None
+        try:
+            result = call.fn(**kwargs)
+        except Exception as exc:
+            raise UserError(f"{label} raised {type(exc).__name__}: {exc}") from None
+        if not isinstance(result, Mapping):
+            raise UserError(
+                f"{label} must return a dict of output arrays by name, got {type(result).__name__}"
+            )
+        out = {}
+        for r, v in result.items():
+            n = call.results.get(r, r) if call.results is not None else r
+            if call.results is not None and r not in call.results:
+                continue
+            if n not in outputs:
+                raise UserError(
+                    f"{label} returned {n!r}, which is not an output ({', '.join(outputs) or 'none'})"
+                )
+            want = _shape(buffers[n], dims, where)
+            arr = np.asarray(v, dtype=np.float64)
+            if arr.shape != want and call.results is not None and arr.size == math.prod(want):
+                arr = arr.reshape(want)
+            if arr.shape != want:
+                raise UserError(f"{label} returned {n} with shape {arr.shape}; {FILE} gives {want}")
+            out[n] = arr
+        return out
 
     return reference, tols, True
+
+
+@dataclass(frozen=True)
+class _Call:
+    """A reference function with its mapped arguments; `results` maps its results to bindings
+    (None: it returns outputs by binding name); `whole`: it also takes every input and dim."""
+
+    label: str
+    fn: Callable[..., Any] | None
+    args: dict[str, Arg]
+    results: dict[str, str] | None
+    whole: bool
+    worker: tuple[str, str] | None = None  # (file, function) of a refs.py function
+
+
+def _std_call(text: str, mapping: dict[str, Any], b: Binder, where: _Where) -> _Call:
+    try:
+        entry = std.lookup(text)
+    except UserError as exc:
+        raise where.error("reference.function", str(exc)) from None
+    params = entry.parameters
+    args: dict[str, Arg] = {}
+    results: dict[str, str] = {}
+
+    def error(key: str, msg: str) -> DescriptionError:
+        return where.error(f"reference.{key}", msg)
+
+    for key, value in mapping.items():
+        if key in entry.outputs:
+            if not isinstance(value, str) or value not in b.outputs:
+                have = ", ".join(sorted(b.outputs)) or "none"
+                raise error(key, f"the result {key} is compared with an output binding ({have})")
+            results[key] = value
+        elif key in params:
+            args[key] = parse_arg(value, params[key], b, error, key)
+            if key in entry.arrays and args[key][0] not in ("array", "view"):
+                raise error(key, f"{key} takes an array: name an input binding")
+            if args[key][0] == "array" and args[key][1] not in b.inputs:
+                raise error(key, f'{args[key][1]} is not an input (give it role = "inout")')
+        else:
+            raise error(
+                key,
+                f"{text} has no argument {key} (arguments: {', '.join(params)}; "
+                f"results: {', '.join(entry.outputs)})",
+            )
+    for name, p in params.items():
+        if name in args:
+            continue
+        if name in b.inputs:
+            args[name] = ("array", name)
+        elif name in entry.arrays:
+            if p.default is inspect.Parameter.empty:
+                raise error(name, f'{text} needs the array {name}: map it, e.g. {name} = "src"')
+        elif name in b.dims:
+            args[name] = ("expr", parse(name))
+        elif not isinstance(p.default, str) and (leaf := b.by_leaf(name)) is not None:
+            # (a word such as rope's mode is never taken from a number of the same name)
+            args[name] = ("expr", parse(leaf, b.names))
+        elif p.default is inspect.Parameter.empty:
+            raise error(name, f"{text} needs {name}: map it to a dim, a uniform or a value")
+    for r in entry.outputs:
+        if r not in results and r in b.outputs:
+            results[r] = r
+    if not results and len(b.outputs) == 1:
+        results[entry.outputs[0]] = next(iter(b.outputs))
+    if not results:
+        raise error(
+            entry.outputs[0],
+            f"map the result {entry.outputs[0]} to an output binding, e.g. "
+            f'{entry.outputs[0]} = "dst" (outputs: {", ".join(sorted(b.outputs)) or "none"})',
+        )
+    return _Call(text, entry, args, results, whole=False)
+
+
+def _refs_call(
+    found: tuple[str, str], mapping: dict[str, Any], b: Binder, refs: _RefsModule, where: _Where
+) -> _Call:
+    """A refs.py function, run in the corpus's worker: it takes the inputs and dims by name and
+    the mapped arguments (arrays, or numbers such as `eps = "params.eps"`)."""
+    file, fname = found
+
+    def error(key: str, msg: str) -> DescriptionError:
+        return where.error(f"reference.{key}", msg)
+
+    args: dict[str, Arg] = {}
+    for key, value in mapping.items():
+        args[key] = parse_arg(value, None, b, error, key)
+        if args[key][0] in ("list", "literal") and not isinstance(value, (int, float)):
+            raise error(
+                key,
+                "a refs.py function takes arrays and numbers: a binding, a view or an expression",
+            )
+
+    return _Call(f"{file}:{fname}", None, args, None, whole=True, worker=(file, fname))
 
 
 def _with_gradient(

@@ -19,7 +19,8 @@ Number = int | float
 # A parsed node: (kind, operands...), e.g. ("num", 3), ("+", left, right), ("call", "min", a, b).
 Node = tuple[Any, ...]
 
-_TOKEN = re.compile(r"\s*(?:(\d+)|([A-Za-z_][A-Za-z0-9_]*)|(//|[-+*/%(),]))")
+# A name may be dotted (`params.eps`, `dims.x`): a uniform's field or lane where callers allow it.
+_TOKEN = re.compile(r"\s*(?:(\d+)|([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z0-9_]+)*)|(//|[-+*/%(),]))")
 _FUNCTIONS: dict[str, tuple[int, Callable[..., Number]]] = {
     "ceil": (1, lambda x: math.ceil(x)),
     "min": (-1, min),

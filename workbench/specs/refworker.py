@@ -128,7 +128,7 @@ class RefWorker:
         file: str,
         function: str,
         arrays: Mapping[str, np.ndarray],
-        scalars: Mapping[str, int],
+        scalars: Mapping[str, float],
         outputs: Mapping[str, tuple[int, ...]],
     ) -> dict[str, np.ndarray]:
         """`file:function(**arrays (as float64), **scalars)`, checked to be a dict of float64
@@ -141,7 +141,8 @@ class RefWorker:
             "file": file,
             "function": function,
             "label": label,
-            "scalars": {k: int(v) for k, v in scalars.items()},
+            # dims are integers; uniform values a description maps may be floats (eps)
+            "scalars": {k: v if isinstance(v, float) else int(v) for k, v in scalars.items()},
             "outputs": {k: list(v) for k, v in outputs.items()},
             "arrays": [_describe(n, a) for n, a in zip(names, sent, strict=True)],
         }

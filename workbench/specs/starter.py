@@ -1,39 +1,51 @@
-"""A starting description of a kernel, from reflection alone, in the `workbench.toml` format.
+"""A starting description of a kernel, in the `workbench.toml` format, that says what reflection
+can tell about its meaning rather than freezing one case's values.
 
-`workbench describe KERNEL` prints it for the user to edit: one dim `n`, every runtime-sized array
-`n` elements (vector and matrix elements add their lanes), read-only buffers filled by a seeded
-recipe, read_write ones outputs, uniforms with each field named (a field called n/size/len/count is
-`n`, the rest 0), the workgroup size and a 1-D grid guessed from it, and the reference table to
-write. Saved unchanged, it loads and runs; the comments say what to change to give it a meaning.
+`workbench describe KERNEL` prints it: every integer field (or vector lane) of a uniform feeds a dim
+named after it (`ne`, `offset_src`, `params_x`), so the uniforms are the dims by name; the size-like
+one (n, ne, size, len, count, numel, the first otherwise) sizes every runtime array and the grid
+(`ceil(ne / 64)` for a workgroup of 64); offsets default to 0, other dims to 1; float fields keep a
+value of their own. Each storage buffer gets a role: `in` when the kernel never stores to it
+(`read_write` or not), `out` when it does. The reference is the library's (`std:NAME`) when the
+kernel's name names one, its arrays mapped to the inputs in order; otherwise a `refs.py` stub to
+write. Saved unchanged, it loads and runs; the comments say what to check.
+
 
 `describe_into` writes a kernel's tables into a user's workbench.toml in place. Both are written
-with tomlkit, which quotes every string (a `doc` holding `"` stays valid) and keeps what the file
-holds besides (comments, order, inline tables).
+with tomlkit, which quotes every string and key (a `doc` holding `"`, a `"unary.wgsl:main"`
+kernel) and keeps what the file holds besides (comments, order, inline tables).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import re
+from collections.abc import Collection, Mapping
 from typing import Any
 
 import tomlkit
 from tomlkit.container import Container
 from tomlkit.items import InlineTable, Table
 
-from workbench.errors import UserError
+from workbench.errors import ReflectionError, UserError
+from workbench.specs import std
 from workbench.specs.described import host_dtype
 from workbench.wgsl.corpus import Kernel
 from workbench.wgsl.reflect import Binding
+from workbench.wgsl.stores import stored_bindings
 from workbench.wgsl.types import WType
 
 DEFAULT_N = 1024
 OVERRIDE_GUESS = 64
 SUBTABLES = ("uniforms", "buffers", "reference", "gradient")
-SIZE_NAMES = ("n", "size", "len", "count")
+SIZE_NAMES = ("n", "ne", "size", "len", "count", "numel", "n_elements", "total")
+_LANES = "xyzw"
 
 
-def starter_description(kernel: Kernel) -> str:
-    """TOML text describing `kernel` as reflection sees it."""
+def starter_description(
+    kernel: Kernel, label: str | None = None, stored: Collection[str] | None = None
+) -> str:
+    """TOML text describing `kernel` under the name `label` (default: its own). `stored` names
+    the buffers the kernel stores to (None: read from the kernel's syntax tree)."""
     overrides = kernel.module.overrides if kernel.module else {}
     # An override without a default gets a guess, so the description runs as written.
     values = {
@@ -42,62 +54,124 @@ def starter_description(kernel: Kernel) -> str:
     ep = kernel.resolved(values) or kernel.entry_point
     if ep is None:
         raise UserError(f"{kernel.file}:{kernel.name}: no @compute entry point to describe")
-    name = kernel.name
+    name = label or kernel.name
+    storage = [b for b in ep.bindings if b.space == "storage"]
+    if stored is None:
+        try:
+            stored = stored_bindings(
+                kernel.text, ep.functions, {b.name for b in storage}, kernel.file
+            )
+        except ReflectionError:
+            stored = None  # an unreadable body: every read_write buffer is taken as an output
+    uniforms = [b for b in ep.bindings if b.space == "uniform"]
+    dims = _Dims({b.name for b in storage})
+    trees = {b.name: dims.feed(b.type, b.name, b.name) for b in uniforms}
+    size = dims.size()
     wx, wy, wz = ep.workgroup_size
     doc = tomlkit.document()
-    doc.add(
-        tomlkit.comment(
-            f"A starting description of {name} ({kernel.file}), from reflection: edit the dims, the"
-        )
-    )
-    doc.add(
-        tomlkit.comment(
-            "grid, the shapes and the uniforms until they say what the kernel computes, and add the"
-        )
-    )
-    doc.add(tomlkit.comment("float64 reference (docs/describing-kernels.md)."))
+    for line in (
+        f"A starting description of {name} ({kernel.file}): dims named after the uniform fields",
+        "they feed, the grid and shapes in terms of them, roles from what the kernel stores to.",
+        "Check each against the kernel's source (docs/describing-kernels.md).",
+    ):
+        doc.add(tomlkit.comment(line))
     table = tomlkit.table()
     table.add("doc", name)
-    table.add("dims", inline({"n": DEFAULT_N}))
+    table.add("dims", inline(dims.table()))
     table.add(
         tomlkit.comment(
-            f"workgroup size {wx}x{wy}x{wz}: one workgroup per {wx} elements of n, guessed"
+            f"workgroup size {wx}x{wy}x{wz}: one invocation per element of {size}, guessed"
         )
     )
-    table.add("grid", inline([f"ceil(n / {wx})", 1, 1]))
-    table.add("special", "ieee")
+    table.add("grid", inline([f"ceil({size} / {wx})"]))
     if values:
         table.add("overrides", inline(values))
-    uniforms = [b for b in ep.bindings if b.space == "uniform"]
     if uniforms:
         sub = tomlkit.table()
         for b in uniforms:
-            sub.add(tomlkit.comment(f"{b.name}: {b.type.text}"))
-            sub.add(b.name, inline(_uniform_guess(b.type, b.name)))
+            sub.add(b.name, inline(trees[b.name]).comment(b.type.text))
         table.add("uniforms", sub)
+    roles: dict[str, str] = {}
     buffers = tomlkit.table()
-    for index, b in enumerate(ep.bindings):
-        if b.space == "storage":
-            buffers.add(
-                b.name, inline(_buffer_fields(b, index)).comment(f"{b.access} {b.type.text}")
-            )
+    for index, b in enumerate(storage):
+        writes = b.access == "read_write" and (stored is None or b.name in stored)
+        roles[b.name] = "out" if writes else "in"
+        fields = _buffer_fields(b, index, size, roles[b.name])
+        buffers.add(b.name, inline(fields).comment(f"{b.access} {b.type.text}"))
     table.add("buffers", buffers)
+    comments, reference = _reference(kernel, name, roles)
+    for line in comments:
+        table.add(tomlkit.comment(line))
+    if reference is not None:
+        table.add("reference", inline(reference))
     kernels = tomlkit.table(is_super_table=True)
     kernels.add(name, table)
     doc.add("kernels", kernels)
-    doc.add(tomlkit.nl())
-    for line in (
-        "To compare with a float64 reference, write it in refs.py beside the kernels and add:",
-        f"[kernels.{name}.reference]",
-        f'function = "refs.py:{name}"',
-        "rtol = 1e-5",
-        "atol = 1e-5",
-    ):
-        doc.add(tomlkit.comment(line))
     return tomlkit.dumps(doc)
 
 
-def _buffer_fields(b: Binding, index: int) -> dict[str, Any]:
+class _Dims:
+    """The dims a kernel's uniforms feed, named after their fields, in order."""
+
+    def __init__(self, taken: set[str]) -> None:
+        self.taken = taken
+        self.defaults: dict[str, int] = {}
+
+    def feed(self, t: WType, path: str, leaf: str) -> Any:
+        """The uniform's value: each integer scalar a dim of its name, floats a value."""
+        if t.kind in ("scalar", "atomic"):
+            if t.scalar in ("f32", "f16"):
+                return 0.0
+            return self.dim(leaf if leaf.isidentifier() else path.replace(".", "_"))
+        if t.kind == "vector":
+            return [
+                self.feed(
+                    WType("scalar", t.scalar or "f32", t.scalar),
+                    f"{path}_{_LANES[i]}",
+                    f"{path}_{_LANES[i]}",
+                )
+                for i in range(t.count or 4)
+            ]
+        if t.kind == "matrix":
+            return [0.0] * ((t.count or 4) * (t.rows or 4))
+        if t.kind == "array" and t.element is not None:
+            return [self.feed(t.element, f"{path}_{i}", f"{path}_{i}") for i in range(t.count or 1)]
+        if t.kind == "struct":
+            return {m.name: self.feed(m.type, f"{path}_{m.name}", m.name) for m in t.members}
+        return 0
+
+    def dim(self, name: str) -> str:
+        if name in self.taken or name in ("ceil", "min", "max"):
+            name = f"{name}_dim"
+        while name in self.defaults:
+            name += "_"
+        low = name.lower()
+        self.defaults[name] = 0 if low.startswith("offset") else 1
+        return name
+
+    def size(self) -> str:
+        """The size-like dim (added as `n` when the uniforms feed none), set to DEFAULT_N."""
+
+        def rank(d: str) -> int:
+            low = d.lower()
+            if low in SIZE_NAMES:
+                return 0
+            if re.match(r"^(ne|n_|num_?)|(size|count|len)$", low):
+                return 1
+            return 2 if not low.startswith(("offset", "stride", "nb")) else 3
+
+        ranked = sorted(self.defaults, key=rank)
+        pick = ranked[0] if ranked and rank(ranked[0]) < 3 else None
+        if pick is None:
+            pick = self.dim("n" if "n" not in self.taken else "size")
+        self.defaults[pick] = DEFAULT_N
+        return pick
+
+    def table(self) -> dict[str, Any]:
+        return {n: v if v >= 1 else {"default": v, "lo": 0} for n, v in self.defaults.items()}
+
+
+def _buffer_fields(b: Binding, index: int, size: str, role: str) -> dict[str, Any]:
     el = b.element
     lanes: list[int] = []
     if el.kind == "vector":
@@ -105,31 +179,62 @@ def _buffer_fields(b: Binding, index: int) -> dict[str, Any]:
     elif el.kind == "matrix":
         lanes = [el.count or 4, 4 if el.rows == 3 else el.rows]
     if b.runtime_sized:
-        lead: list[Any] = ["n"]
+        lead: list[Any] = [size]
     elif b.type.kind == "array":
         lead = [b.type.count or 1]
     else:
         lead = [1]
     shape = [*lead, *lanes]
-    if b.access == "read_write":
-        return {"shape": shape, "output": True}
+    if role == "out":
+        return {"shape": shape, "role": "out"}
     floats = host_dtype(el).startswith("float")
     recipe = f"randn:{index}" if floats else f"randint:0:{DEFAULT_N}:{index}"
-    return {"shape": shape, "input": recipe}
+    return {"shape": shape, "role": "in", "input": recipe}
 
 
-def _uniform_guess(t: WType, name: str) -> Any:
-    if t.kind in ("scalar", "atomic"):
-        return "n" if name in SIZE_NAMES and t.scalar in ("u32", "i32") else 0
-    if t.kind == "vector":
-        return [0] * (t.count or 4)
-    if t.kind == "matrix":
-        return [0] * ((t.count or 4) * t.rows)
-    if t.kind == "array" and t.element is not None:
-        return [_uniform_guess(t.element, "") for _ in range(t.count or 1)]
-    if t.kind == "struct":
-        return {m.name: _uniform_guess(m.type, m.name) for m in t.members}
-    return 0
+def _std_match(kernel: Kernel, name: str) -> std.StdReference | None:
+    """The library entry the kernel's names name, looked for in its own name, then its entry's,
+    then its file's: the longest entry that is a word there (the generic `unary` and `binary`,
+    which need an op, never)."""
+    for text in (name, kernel.name, kernel.file):
+        words = re.sub(r"[^a-z0-9]+", " ", text.lower())
+        found = [
+            e
+            for n, e in std.LIBRARY.items()
+            if n not in ("unary", "binary")
+            and re.search(rf"\b{re.escape(n.replace('_', ' '))}\b", words)
+        ]
+        if found:
+            return max(found, key=lambda e: len(e.name))
+    return None
+
+
+def _reference(
+    kernel: Kernel, name: str, roles: Mapping[str, str]
+) -> tuple[list[str], dict[str, Any] | None]:
+    """Comments and the reference table: the library's entry the names match (enabled for an
+    elementwise op or a row reduction, which read any shape; suggested for the others, whose
+    buffers need their axes first), or a refs.py stub to write."""
+    entry = _std_match(kernel, name)
+    inputs = [n for n, r in roles.items() if r == "in"]
+    outputs = [n for n, r in roles.items() if r == "out"]
+    if entry is None or not outputs or len(inputs) < len(entry.required):
+        stub = re.sub(r"\W", "_", name)
+        return [
+            "To compare with a float64 reference, write it in refs.py beside the kernels",
+            "(it takes the inputs and dims by name) and add:",
+            f'reference = {{ function = "refs.py:{stub}" }}',
+        ], None
+    mapping: dict[str, Any] = {"function": f"std:{entry.name}"}
+    for arg, binding in zip(entry.required, inputs, strict=False):
+        if arg in entry.arrays:
+            mapping[arg] = binding
+    mapping[entry.outputs[0]] = outputs[0]
+    comments = [f"{entry.name} from the reference library: {entry.doc}"]
+    if entry.fn.__module__.rsplit(".", 1)[-1] in ("elementwise", "norms", "reduce"):
+        return comments, mapping
+    text = ", ".join(f"{k} = {v!r}".replace("'", '"') for k, v in mapping.items())
+    return [*comments, f"give the buffers their axes, then: reference = {{ {text} }}"], None
 
 
 def inline(value: Any) -> Any:

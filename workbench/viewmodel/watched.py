@@ -8,7 +8,7 @@ A change to any of them (an edit, a file that came or went) re-reads the corpus.
 from __future__ import annotations
 
 import tomllib
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 Stamps = dict[Path, tuple[int, int]]
@@ -47,10 +47,12 @@ def watched_files(root: Path) -> list[Path]:
     ]
 
 
-def stamps(root: Path) -> Stamps:
-    """(mtime, size) of each watched file that exists: two scans differ when one changed."""
+def stamps(root: Path, extra: Iterable[Path] = ()) -> Stamps:
+    """(mtime, size) of each watched file that exists: two scans differ when one changed.
+    `extra`: files the loaded corpus read besides (its variants' includes, a generator's inputs:
+    `Corpus.watched`)."""
     out: Stamps = {}
-    for path in watched_files(root):
+    for path in [*watched_files(root), *extra]:
         try:
             st = path.stat()
         except OSError:

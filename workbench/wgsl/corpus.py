@@ -10,11 +10,13 @@ file's own `@compute` entry points are kernels of that file, compiled with the p
 it. What a preamble file contributes to other files is its own preamble: the whole file when it has no
 markers, and only the text before its first marker when it is kernel-split, so its kernels' bindings
 and entry points (`dst`, `n`, ...) never land in, and clash with, the files it is injected into.
-Global directives written on lines of their own are hoisted, since WGSL wants them before every
-declaration and a file's text may follow a preamble: the host writes the `enable`s a module needs at
-the top (so `enable subgroups;`, rejected by naga, is never emitted), then each distinct
-`diagnostic(...);` and `requires ...;` line of the module, which the source map points back to its
-file.
+Global directives are hoisted, since WGSL wants them before every declaration and a file's text may
+follow a preamble: the host writes the `enable`s a module needs at the top (so `enable subgroups;`,
+rejected by naga, is never emitted; `enable f16;` only where f16 is used and the adapter has it),
+then every other `enable` as written (never dropped: the kernel is listed as needing that feature),
+then each distinct `diagnostic(...);` and `requires ...;` of the module; the source map points
+each back to its file. Directives and markers are found by the WGSL lexer and parser, so CRLF and
+CR line ends read as LF ones do.
 """
 
 from __future__ import annotations
@@ -29,22 +31,26 @@ from pathlib import Path
 
 from workbench.errors import CorpusError, ReflectionError, UserError
 from workbench.userfiles import files_under, read_text, read_toml
+from workbench.wgsl import syntax as s
+from workbench.wgsl.lexer import column_of, line_of
+from workbench.wgsl.parser import directives, parse
+from workbench.wgsl.preprocess import directive_line
+from workbench.wgsl.printer import print_module
 from workbench.wgsl.probes import stub_definitions
-from workbench.wgsl.reflect import EntryPoint, ModuleInfo, reflect
-from workbench.wgsl.scan import tokenize
+from workbench.wgsl.reflect import HOST_ENABLES, EntryPoint, ModuleInfo, enable_feature, reflect
 from workbench.wgsl.sourcemap import SourceMap
+from workbench.wgsl.variants import (
+    Variant,
+    expand_variant,
+    generate,
+    mapped_runs,
+    read_templating,
+)
 
 SHIPPED = Path(__file__).resolve().parent.parent / "shaders"
-_MARKER = re.compile(
-    r"^[ \t]*//[ \t]*---[ \t]*KERNEL:[ \t]*([A-Za-z_][A-Za-z0-9_]*)[ \t]*---[ \t]*$"
-)
-_ENABLE = re.compile(r"^[ \t]*enable[ \t]+[A-Za-z0-9_, \t]+;[ \t\r]*(//.*)?$")
-# `diagnostic(severity, rule);` (rules may be dotted: chromium.unreachable_code) and
-# `requires extension, ...;`: the directives kept and moved to the top of the module.
-_HOISTED = re.compile(
-    r"^[ \t]*(?:diagnostic[ \t]*\([ \t]*\w+[ \t]*,[ \t]*\w+(?:\.\w+)?[ \t]*,?[ \t]*\)"
-    r"|requires[ \t]+[A-Za-z0-9_, \t]+)[ \t]*;[ \t\r]*(//.*)?$"
-)
+_MARKER_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+# What ends a line comment or opens and closes a block comment: literal alternatives only.
+_COMMENT_EVENTS = re.compile(r"/\*|\*/|//|\n")
 MAX_FILE_BYTES = 4 * 1024 * 1024
 HOST_LINES = "<workbench>"  # where lines the host appends to a module are said to come from
 MAX_CONFIG_BYTES = 1 << 20
@@ -76,18 +82,57 @@ class Kernel:
     @cached_property
     def text(self) -> str:
         """The module without host-added lines, directives blanked (line numbers kept)."""
-        text = "".join(_blank_directives(p.text) for p in self.pieces)
+        text = "".join(
+            _blank_directives(p.text, self._piece_directives[k]) for k, p in enumerate(self.pieces)
+        )
         return _blank_functions(text, self.without) if self.without else text
 
     @cached_property
+    def _piece_directives(self) -> tuple[tuple[s.Directive, ...], ...]:
+        return tuple(directives(p.text, p.file) for p in self.pieces)
+
+    @cached_property
     def directives(self) -> tuple[tuple[str, int, str], ...]:
-        """The distinct `diagnostic`/`requires` lines of the pieces: (file, line, text)."""
+        """The distinct `diagnostic`/`requires` directives of the pieces: (file, line, text)."""
+        return self._hoisted(("diagnostic", "requires"))
+
+    @cached_property
+    def enables(self) -> tuple[tuple[str, int, str], ...]:
+        """The distinct `enable`s of the pieces the host does not write itself, as written
+        (file, line, text): kept, and their extensions named as needed features."""
+        return self._hoisted(("enable",))
+
+    def _hoisted(self, kinds: tuple[str, ...]) -> tuple[tuple[str, int, str], ...]:
         out: dict[str, tuple[str, int, str]] = {}
-        for piece in self.pieces:
-            for offset, line in _hoisted_lines(piece.text):
-                key = " ".join(line.split("//")[0].split())
-                out.setdefault(key, (piece.file, piece.first_line + offset, line))
+        for piece, found in zip(self.pieces, self._piece_directives, strict=True):
+            for d in found:
+                if d.kind not in kinds:
+                    continue
+                if d.kind == "enable":
+                    words = tuple(w for w in d.words if w not in HOST_ENABLES)
+                    if not words:
+                        continue
+                    d = s.Directive(d.span, d.kind, words)
+                key = print_module(s.Module("", [d])).strip()
+                own = _own_line(piece.text, d.span)
+                if d.kind == "enable":
+                    written = key
+                elif own is not None:
+                    written = piece.text[own[0] : own[1]].rstrip(" \t")
+                else:
+                    written = piece.text[d.span[0] : d.span[1]]
+                line = piece.first_line + line_of(piece.text, d.span[0]) - 1
+                out.setdefault(key, (piece.file, line, written))
         return tuple(out.values())
+
+    @property
+    def enabled_features(self) -> tuple[str, ...]:
+        """Features the pieces' `enable`s name beyond the ones the host manages."""
+        names: dict[str, None] = {}
+        for _, _, text in self.enables:
+            for word in text.removeprefix("enable").rstrip(";").split(","):
+                names.setdefault(enable_feature(word.strip()), None)
+        return tuple(names)
 
     @cached_property
     def module(self) -> ModuleInfo | None:
@@ -105,9 +150,8 @@ class Kernel:
     def features(self) -> tuple[str, ...]:
         """Device features the entry point needs, from what it reaches (not the whole module)."""
         ep = self.entry_point
-        if ep is not None:
-            return ep.features
-        return self.module.features if self.module else ()
+        own = ep.features if ep is not None else self.module.features if self.module else ()
+        return own + tuple(f for f in self.enabled_features if f not in own)
 
     def resolved(self, overrides: Mapping[str, float]) -> EntryPoint | None:
         """The entry point with `overrides` applied: workgroup size and workgroup arrays sized by
@@ -137,7 +181,7 @@ class Kernel:
             header.append("enable f16;\n")
         smap = SourceMap()
         smap.add("<host>", 1, len(header), 1)
-        for file, line, text in self.directives:
+        for file, line, text in self.enables + self.directives:
             header.append(text + "\n")
             smap.add(file, line, 1, len(header))
         after = self._map_pieces(smap, len(header) + 1)
@@ -181,6 +225,12 @@ class Kernel:
         self._map_pieces(smap, 1)
         return smap.locate(line)
 
+    def position(self, offset: int) -> tuple[str, int, int]:
+        """(file, line, column) of a character offset into `self.text`, such as a syntax tree
+        node's span start: the user's file even where preambles were put before it."""
+        file, line = self.locate(line_of(self.text, offset))
+        return file, line, column_of(self.text, offset)
+
     def _map_pieces(self, smap: SourceMap, line: int) -> int:
         """Map the pieces' lines, `self.text` starting at module line `line`; returns the module
         line after the last piece."""
@@ -199,6 +249,9 @@ class Corpus:
     kernels: list[Kernel] = field(default_factory=list)
     problems: dict[str, str] = field(default_factory=dict)  # file -> why it was skipped
     preambles: tuple[str, ...] = ()
+    # Files read besides the .wgsl ones and the configs (included templates, a generator's
+    # inputs): live reload watches them too.
+    watched: list[Path] = field(default_factory=list)
 
     @property
     def files(self) -> list[str]:
@@ -207,8 +260,17 @@ class Corpus:
             seen.setdefault(k.file, None)
         return list(seen)
 
+    def label(self, kernel: Kernel) -> str:
+        """The name that finds `kernel`: its own, or `FILE:NAME` when another file's kernel shares
+        it (every entry point called `main`)."""
+        same = sum(1 for k in self.kernels if k.name == kernel.name and k.file != kernel.file)
+        return f"{kernel.file}:{kernel.name}" if same else kernel.name
+
     def find(self, name: str) -> Kernel:
         """A kernel by name, or `file.wgsl:name` when two files define the same name."""
+        exact = [k for k in self.kernels if k.name == name]
+        if len(exact) == 1:
+            return exact[0]  # a variant's `VARIANT:ENTRY` is its name
         file, _, kname = name.rpartition(":")
         firsts: dict[str, Kernel] = {}
         for k in self.kernels:
@@ -241,11 +303,17 @@ def load_corpus(path: str | Path | None = None) -> Corpus:
             raise UserError(f"{root} is not a .wgsl file or a folder of them")
         files = [root]
         root = root.parent
-    else:
+    variants: list[Variant] = []
+    watched: list[Path] = []
+    if root.is_dir():
+        variants, gen = read_templating(root)
+        if gen is not None:
+            generate(root, gen)
+            watched = [p for g in gen.inputs for p in sorted(root.glob(g)) if p.is_file()]
         # Not only regular files: a named pipe or device is listed as refused, not skipped unseen.
         files = files_under(root, ".wgsl")
     preamble_files, globs = _read_config(root)
-    corpus = Corpus(root=root, preambles=tuple(preamble_files))
+    corpus = Corpus(root=root, preambles=tuple(preamble_files), watched=watched)
     texts: dict[str, str] = {}
     listed = {p.relative_to(root).as_posix() for p in files}
     for p in files:
@@ -260,8 +328,18 @@ def load_corpus(path: str | Path | None = None) -> Corpus:
                 texts[pre] = _read_text(root / pre)
             except CorpusError as exc:
                 raise CorpusError(f"wgslconfig.toml: preamble {pre}: {exc}") from exc
+    templates = {v.file for v in variants}
     for rel, text in texts.items():
         if rel in corpus.problems:
+            continue
+        if rel in templates:
+            continue  # a template of variants is read through them only
+        line = directive_line(text)
+        if line:
+            corpus.problems[rel] = (
+                f"{rel}:{line}: a template (preprocessor directives): it needs a variant: "
+                f'[variants.NAME] file = "{rel}", defines = {{ ... }} in workbench.toml'
+            )
             continue
         if rel in preamble_files:
             # Its own entry points are kernels too, compiled with the preambles listed before it
@@ -277,7 +355,51 @@ def load_corpus(path: str | Path | None = None) -> Corpus:
             if pre != rel and any(_glob_match(rel, g) for g in globs)
         ]
         corpus.kernels.extend(_split_file(rel, text, injected))
+    for v in variants:
+        _add_variant(corpus, v, preamble_files, globs, texts)
     return corpus
+
+
+def _add_variant(
+    corpus: Corpus, v: Variant, preamble_files: list[str], globs: list[str], texts: dict[str, str]
+) -> None:
+    """The variant's kernels: named by the variant (`VARIANT:ENTRY` when it has several), their
+    lines mapped back to the template files."""
+
+    def read(rel: str) -> str:
+        if rel in texts:
+            return texts[rel]
+        try:
+            text = _read_text(corpus.root / rel)
+            corpus.watched.append(corpus.root / rel)
+            return text
+        except CorpusError as exc:
+            raise CorpusError(f"{rel}: {exc}") from None
+
+    try:
+        expanded = expand_variant(v, read)
+    except CorpusError as exc:
+        corpus.problems[v.name] = str(exc)
+        return
+    injected = [
+        _preamble_piece(pre, texts[pre])
+        for pre in preamble_files
+        if pre != v.file and any(_glob_match(v.file, g) for g in globs)
+    ]
+    kernels = _split_file(v.file, expanded.text, injected)
+    for k in kernels:
+        k.name = v.name if len(kernels) == 1 else f"{v.name}:{k.name}"
+        k.line = expanded.lines[min(k.line, len(expanded.lines)) - 1][1] if expanded.lines else 1
+        k.pieces = tuple(
+            mapped
+            for p in k.pieces
+            for mapped in (
+                [Piece(*run) for run in mapped_runs(expanded, p.first_line, p.text)]
+                if p not in injected
+                else [p]
+            )
+        )
+    corpus.kernels.extend(kernels)
 
 
 def _glob_match(rel: str, pattern: str) -> bool:
@@ -315,42 +437,72 @@ def _ensure_newline(text: str) -> str:
     return text if text.endswith("\n") or not text else text + "\n"
 
 
-def _blank_directives(text: str) -> str:
-    """Replace the lines of hoisted directives with comments so line numbers stay put."""
-    if not any(word in text for word in ("enable", "diagnostic", "requires")):
+def _blank_directives(text: str, found: tuple[s.Directive, ...]) -> str:
+    """`text` with each directive in `found` (spans in `text`) replaced, lines kept: a directive
+    alone on its line becomes a comment saying it was hoisted, one sharing its line, spaces."""
+    if not found:
         return text
-    lines = text.split("\n")
-    commented = _starts_in_block_comment(lines)
-    for i, ln in enumerate(lines):
-        if commented[i]:
-            continue
-        if _ENABLE.match(ln):
-            lines[i] = "// (enable hoisted by host)"
-        elif _HOISTED.match(ln):
-            lines[i] = "// (directive hoisted by host)"
-    return "\n".join(lines)
+    out, last = [], 0
+    for d in found:
+        start, end = d.span
+        own = _own_line(text, d.span)
+        if own is not None and own[0] >= last:
+            line_start, line_end = own
+            what = "enable" if d.kind == "enable" else "directive"
+            out.append(text[last:line_start])
+            out.append(f"// ({what} hoisted by host)")
+            last = line_end
+        else:
+            out.append(text[last:start])
+            out.append("".join(c if c == "\n" else " " for c in text[start:end]))
+            last = end
+    out.append(text[last:])
+    return "".join(out)
 
 
-def _hoisted_lines(text: str) -> list[tuple[int, str]]:
-    """The `diagnostic`/`requires` directive lines of `text`: (0-based line offset, line)."""
-    if "diagnostic" not in text and "requires" not in text:
-        return []
-    lines = text.split("\n")
-    commented = _starts_in_block_comment(lines)
-    return [
-        (i, ln.rstrip("\r"))
-        for i, ln in enumerate(lines)
-        if not commented[i] and _HOISTED.match(ln)
-    ]
+def _own_line(text: str, span: s.Span) -> tuple[int, int] | None:
+    """The line's [start, end) when the directive at `span` is alone on its line (a trailing
+    comment allowed), else None."""
+    start, end = span
+    line_start = text.rfind("\n", 0, start) + 1
+    line_end = _line_end(text, end)
+    after = text[end:line_end].strip()
+    if text[line_start:start].strip() or (after and not after.startswith("//")):
+        return None
+    return line_start, line_end
+
+
+def _line_end(text: str, at: int) -> int:
+    """Offset of the line break (CR, LF or CRLF) ending the line `at` is on, or of the end."""
+    lf = text.find("\n", at)
+    lf = len(text) if lf < 0 else lf
+    cr = text.find("\r", at, lf)
+    return lf if cr < 0 else cr
+
+
+def marker_name(line: str) -> str | None:
+    """The NAME of a `// --- KERNEL: NAME ---` line (any line end, spaces and tabs around the
+    parts), else None."""
+    body = line.rstrip("\r\n").strip(" \t")
+    if not body.startswith("//"):
+        return None
+    body = body[2:].strip(" \t")
+    if not (body.startswith("---") and body.endswith("---") and len(body) >= 6):
+        return None
+    body = body[3:-3].strip(" \t")
+    if not body.startswith("KERNEL:"):
+        return None
+    name = body[7:].strip(" \t")
+    return name if _MARKER_NAME.fullmatch(name) else None
 
 
 def _markers(lines: list[str]) -> list[tuple[int, str]]:
     """(line index, kernel name) of each `// --- KERNEL: name ---` line not inside a block comment."""
     commented = _starts_in_block_comment(lines)
     return [
-        (i, m.group(1))
+        (i, name)
         for i, ln in enumerate(lines)
-        if not commented[i] and (m := _MARKER.match(ln))
+        if not commented[i] and "KERNEL:" in ln and (name := marker_name(ln)) is not None
     ]
 
 
@@ -380,7 +532,7 @@ def _split_file(rel: str, text: str, injected: list[Piece]) -> list[Kernel]:
             kernel.problem = f"duplicate kernel section '{name}' (first at line {first_at[name]})"
         else:
             first_at[name] = start + 1
-            _pick_entry(kernel, body.text, preferred=name)
+            _pick_entry(kernel, preferred=name)
         kernels.append(kernel)
     return kernels
 
@@ -388,20 +540,25 @@ def _split_file(rel: str, text: str, injected: list[Piece]) -> list[Kernel]:
 def _starts_in_block_comment(lines: list[str]) -> list[bool]:
     """For each line, whether it begins inside a (nested) block comment: a marker line there is
     commented out, e.g. a whole kernel section disabled with `/* ... */`."""
-    out, depth = [], 0
-    for ln in lines:
-        out.append(depth > 0)
-        i = 0
-        while i < len(ln):
-            if depth == 0 and ln.startswith("//", i):
-                break
-            if ln.startswith("/*", i):
-                depth, i = depth + 1, i + 2
-            elif depth and ln.startswith("*/", i):
-                depth, i = depth - 1, i + 2
-            else:
-                i += 1
-    return out
+    text = "".join(lines)
+    starts_inside: set[int] = set()  # 0-based numbers of the lines that start inside a comment
+    depth, line, in_line_comment = 0, 0, False
+    for m in _COMMENT_EVENTS.finditer(text):
+        event = m.group()
+        if event == "\n":
+            line += 1
+            in_line_comment = False
+            if depth:
+                starts_inside.add(line)
+        elif in_line_comment:
+            continue
+        elif event == "//" and depth == 0:
+            in_line_comment = True
+        elif event == "/*":
+            depth += 1
+        elif event == "*/" and depth:
+            depth -= 1
+    return [i in starts_inside for i in range(len(lines))]
 
 
 def _plain_file_kernels(rel: str, text: str, injected: list[Piece]) -> list[Kernel]:
@@ -436,39 +593,10 @@ def _blank_functions(text: str, names: tuple[str, ...]) -> str:
     """`text` with the named functions (attributes, header and body) turned into spaces, line
     breaks kept so every other line keeps its number."""
     try:
-        toks = tokenize(text)
+        tree = parse(text)
     except ReflectionError:
         return text
-    spans = []
-    for i, t in enumerate(toks):
-        if t.text != "fn" or i + 1 >= len(toks) or toks[i + 1].text not in names:
-            continue
-        start = i
-        # Back over the attributes before `fn`: `@name` or `@name(...)`.
-        while start >= 2:
-            j = start - 1
-            if toks[j].text == ")":
-                depth = 0
-                while j >= 0:
-                    depth += {")": 1, "(": -1}.get(toks[j].text, 0)
-                    if depth == 0:
-                        break
-                    j -= 1
-                j -= 1
-            if j < 1 or toks[j].kind != "ident" or toks[j - 1].text != "@":
-                break
-            start = j - 1
-        depth, end = 0, None
-        for k in range(i, len(toks)):
-            if toks[k].text == "{":
-                depth += 1
-            elif toks[k].text == "}":
-                depth -= 1
-                if depth == 0:
-                    end = toks[k].offset + 1
-                    break
-        if end is not None:
-            spans.append((toks[start].offset, end))
+    spans = [f.span for f in tree.functions() if f.name in names]
     for a, b in reversed(spans):
         text = text[:a] + "".join(c if c == "\n" else " " for c in text[a:b]) + text[b:]
     return text
@@ -483,29 +611,37 @@ def _located(kernel: Kernel, line: int, why: str) -> str:
 def _entry_names(text: str, rel: str) -> list[str]:
     """Names of the `@compute` functions written in this text itself (not in its preambles)."""
     try:
-        toks = tokenize(text, rel)
+        tree = parse(text, rel)
     except ReflectionError:
         return []
-    names, compute = [], False
-    for i, t in enumerate(toks):
-        if t.text == "compute" and i and toks[i - 1].text == "@":
-            compute = True
-        elif t.text == "fn" and i + 1 < len(toks):
-            if compute:
-                names.append(toks[i + 1].text)
-            compute = False
-        elif t.text in (";", "}"):
-            compute = False
-    return names
+    return [f.name for f in tree.functions() if f.attr("compute") is not None]
 
 
-def _pick_entry(kernel: Kernel, own_text: str, preferred: str) -> None:
+def _own_entry_names(kernel: Kernel, mod: ModuleInfo) -> list[str]:
+    """The `@compute` functions written in the kernel's last piece (its own text), read from the
+    module's tree: those that start after the pieces before it."""
+    if mod.tree is None:
+        return []
+    before = len(
+        "".join(
+            _blank_directives(p.text, d)
+            for p, d in zip(kernel.pieces[:-1], kernel._piece_directives, strict=False)
+        )
+    )
+    return [
+        f.name
+        for f in mod.tree.functions()
+        if f.span[0] >= before and f.attr("compute") is not None
+    ]
+
+
+def _pick_entry(kernel: Kernel, preferred: str) -> None:
     mod = kernel.module
     if mod is None:
         kernel.problem = _reflection_problem(kernel)
         return
     bad = mod.entry_problems
-    own = [n for n in _entry_names(own_text, kernel.file) if n in mod.entry_points or n in bad]
+    own = [n for n in _own_entry_names(kernel, mod) if n in mod.entry_points or n in bad]
     if preferred in bad or (preferred not in mod.entry_points and len(own) == 1 and own[0] in bad):
         line, why = bad[preferred if preferred in bad else own[0]]
         kernel.problem = _located(kernel, line, why)

@@ -20,7 +20,10 @@ from dataclasses import dataclass
 from functools import cached_property
 
 from workbench.errors import ReflectionError
+from workbench.wgsl import syntax as s
 from workbench.wgsl.corpus import Kernel
+from workbench.wgsl.lexer import tokenize
+from workbench.wgsl.parser import parse
 from workbench.wgsl.probes import (
     LOG_NAME,
     blank_spans,
@@ -28,7 +31,6 @@ from workbench.wgsl.probes import (
     recorder_definitions,
     recorder_prologue,
 )
-from workbench.wgsl.scan import Token, tokenize
 
 GUARD_NAME = "wb_range"
 _VEC3 = "vec3<u32>"
@@ -48,97 +50,49 @@ class EntryParams:
 
 def entry_params(text: str, entry: str, where: str = "<wgsl>") -> EntryParams:
     """Find the entry point's builtins, direct or as members of a struct parameter."""
-    toks = tokenize(text, where)
-    start = next(
-        (
-            i
-            for i in range(len(toks) - 2)
-            if toks[i].text == "fn" and toks[i + 1].text == entry and toks[i + 2].text == "("
-        ),
-        None,
-    )
-    if start is None:
+    return entry_params_of(parse(text, where), entry, where)
+
+
+def entry_params_of(tree: s.Module, entry: str, where: str = "<wgsl>") -> EntryParams:
+    fn = next((f for f in tree.functions() if f.name == entry), None)
+    if fn is None:
         raise ReflectionError(f"{where}: entry point '{entry}' not found")
-    close = _matching(toks, start + 2)
+    structs = {d.name: d for d in tree.decls if isinstance(d, s.Struct)}
     found: dict[str, str] = {}
-    for param in _split_top(toks[start + 3 : close]):
-        builtin, name, type_name = _param_parts(param)
+    for p in fn.params:
+        builtin = builtin_of(p.attrs)
         if builtin:
-            found[builtin] = name
-        elif type_name:
-            for member_builtin, member in _struct_builtins(toks, type_name):
-                found[member_builtin] = f"{name}.{member}"
-    body = close
-    while body < len(toks) and toks[body].text != "{":
-        body += 1
-    if body == len(toks):
-        raise ReflectionError(f"{where}: entry point '{entry}' has no body")
-    inside = toks[start + 3 : close]
+            found[builtin] = p.name
+        elif isinstance(p.type, s.Ident) and p.type.name in structs:
+            for m in structs[p.type.name].members:
+                member_builtin = builtin_of(m.attrs)
+                if member_builtin:
+                    found[member_builtin] = f"{p.name}.{m.name}"
+    close = fn.params_span[1] - 1
+    after_last = tree.text[fn.params[-1].span[1] : close] if fn.params else ""
     return EntryParams(
         found.get("workgroup_id"),
         found.get("num_workgroups"),
         found.get("local_invocation_id"),
-        toks[close].offset,
-        bool(inside) and inside[-1].text != ",",
-        toks[body].offset,
+        close,
+        bool(fn.params) and "," not in _code(after_last),
+        fn.body.span[0],
     )
 
 
-def _matching(toks: list[Token], open_at: int) -> int:
-    pairs = {"(": ")", "{": "}", "[": "]"}
-    close = pairs[toks[open_at].text]
-    depth = 0
-    for j in range(open_at, len(toks)):
-        if toks[j].text == toks[open_at].text:
-            depth += 1
-        elif toks[j].text == close:
-            depth -= 1
-            if depth == 0:
-                return j
-    raise ReflectionError(f"unbalanced '{toks[open_at].text}'")
+def _code(text: str) -> str:
+    """`text` (between a parameter and `)`) without its comments."""
+    try:
+        return "".join(t.text for t in tokenize(text))
+    except ReflectionError:
+        return text
 
 
-def _split_top(toks: list[Token]) -> list[list[Token]]:
-    out: list[list[Token]] = [[]]
-    depth = 0
-    for t in toks:
-        if t.text in "([<":
-            depth += 1
-        elif t.text in ")]>":
-            depth -= 1
-        if t.text == "," and depth == 0:
-            out.append([])
-        else:
-            out[-1].append(t)
-    return [p for p in out if p]
-
-
-def _param_parts(param: list[Token]) -> tuple[str, str, str]:
-    """(builtin or "", name, type's first word) of one parameter or struct member."""
-    builtin, i = "", 0
-    while i < len(param) and param[i].text == "@":
-        if i + 3 < len(param) and param[i + 1].text == "builtin" and param[i + 2].text == "(":
-            builtin = param[i + 3].text
-        i += 2
-        if i < len(param) and param[i].text == "(":
-            depth = 0
-            while i < len(param):
-                depth += {"(": 1, ")": -1}.get(param[i].text, 0)
-                i += 1
-                if depth == 0:
-                    break
-    name = param[i].text if i < len(param) else ""
-    type_name = param[i + 2].text if i + 2 < len(param) else ""
-    return builtin, name, type_name
-
-
-def _struct_builtins(toks: list[Token], type_name: str) -> list[tuple[str, str]]:
-    for i in range(len(toks) - 2):
-        if toks[i].text == "struct" and toks[i + 1].text == type_name and toks[i + 2].text == "{":
-            close = _matching(toks, i + 2)
-            members = _split_top(toks[i + 3 : close])
-            return [(b, n) for b, n, _ in (_param_parts(m) for m in members) if b]
-    return []
+def builtin_of(attrs: tuple[s.Attribute, ...]) -> str:
+    for a in attrs:
+        if a.name == "builtin" and a.args and isinstance(a.args[0], s.Ident):
+            return a.args[0].name
+    return ""
 
 
 def free_binding(kernel: Kernel) -> tuple[int, int]:
@@ -178,7 +132,8 @@ def instrument(kernel: Kernel, guard: bool = False, probes: bool = False) -> Ins
     text = kernel.text
     if not text.endswith("\n"):
         text += "\n"
-    ep = entry_params(text, kernel.entry, kernel.file)
+    tree = parse(text, kernel.file)
+    ep = entry_params_of(tree, kernel.entry, kernel.file)
     group, binding = free_binding(kernel)
     extra_params: list[str] = []
 
@@ -200,7 +155,7 @@ def instrument(kernel: Kernel, guard: bool = False, probes: bool = False) -> Ins
     if probes:
         lid = builtin("local_invocation_id", ep.local_invocation_id, "wb_lid")
         statements += recorder_prologue(wg, nwg, lid)
-        use = find_probes(tokenize(text, kernel.file))
+        use = find_probes(tree)
         used = use.calls
         appended.append(recorder_definitions(group, binding))
         added.append((LOG_NAME, group, binding))
@@ -233,7 +188,7 @@ def instrument(kernel: Kernel, guard: bool = False, probes: bool = False) -> Ins
 
 def probe_calls(kernel: Kernel) -> tuple[str, ...]:
     """The probe functions `kernel` calls (empty when it calls none)."""
-    return find_probes(tokenize(kernel.text, kernel.file)).calls
+    return find_probes(parse(kernel.text, kernel.file)).calls
 
 
 def _guard_definitions(group: int, binding: int) -> str:

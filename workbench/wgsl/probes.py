@@ -16,7 +16,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from workbench.wgsl.scan import Token, tokenize
+from workbench.errors import ReflectionError
+from workbench.wgsl import syntax as s
+from workbench.wgsl.parser import parse
 
 KINDS = ("f32", "u32", "i32", "vec4<f32>")  # a record's kind word indexes this
 PROBE_FUNCTIONS = dict(
@@ -32,49 +34,30 @@ FILTER_ALL, FILTER_WORKGROUP, FILTER_INVOCATION = 0, 1, 2
 
 @dataclass(frozen=True)
 class ProbeUse:
-    """Where a module calls and defines probe functions (token lists from `tokenize`)."""
+    """Where a module calls and defines probe functions."""
 
     calls: tuple[str, ...]  # names called, in first-call order
     defined: tuple[str, ...]  # names the module defines itself
     definitions: tuple[tuple[int, int], ...]  # character spans of `fn wb_probe... { ... }`
 
 
-def find_probes(tokens: list[Token]) -> ProbeUse:
-    calls: dict[str, None] = {}
+def find_probes(tree: s.Module) -> ProbeUse:
+    calls: list[tuple[int, str]] = []
     defined, spans = [], []
-    i = 0
-    while i < len(tokens):
-        t = tokens[i]
-        if t.text == "fn" and i + 1 < len(tokens) and tokens[i + 1].text in PROBE_FUNCTIONS:
-            end = _definition_end(tokens, i + 2)
-            defined.append(tokens[i + 1].text)
-            spans.append((t.offset, tokens[end].offset + 1))
-            i = end + 1
+    for d in tree.decls:
+        if isinstance(d, s.Function) and d.name in PROBE_FUNCTIONS:
+            defined.append(d.name)
+            spans.append(d.span)
             continue
-        if (
-            t.text in PROBE_FUNCTIONS
-            and i + 1 < len(tokens)
-            and tokens[i + 1].text == "("
-            and (i == 0 or tokens[i - 1].text != "fn")
-        ):
-            calls.setdefault(t.text, None)
-        i += 1
-    return ProbeUse(tuple(calls), tuple(defined), tuple(spans))
-
-
-def _definition_end(tokens: list[Token], i: int) -> int:
-    """Index of the `}` closing the body of the function whose name ends at `i`."""
-    while i < len(tokens) and tokens[i].text != "{":
-        i += 1
-    depth = 0
-    for j in range(i, len(tokens)):
-        if tokens[j].text == "{":
-            depth += 1
-        elif tokens[j].text == "}":
-            depth -= 1
-            if depth == 0:
-                return j
-    return len(tokens) - 1
+        calls += [
+            (n.span[0], n.callee.name)
+            for n in s.walk(d)
+            if isinstance(n, s.Call) and n.callee.name in PROBE_FUNCTIONS
+        ]
+    order: dict[str, None] = {}
+    for _, name in sorted(calls):
+        order.setdefault(name, None)
+    return ProbeUse(tuple(order), tuple(defined), tuple(spans))
 
 
 def blank_spans(text: str, spans: tuple[tuple[int, int], ...]) -> str:
@@ -93,7 +76,10 @@ def stub_definitions(text: str, where: str = "<wgsl>") -> str:
     an ordinary run of a kernel that calls probes compiles and records nothing."""
     if "wb_probe" not in text:
         return ""
-    use = find_probes(tokenize(text, where))
+    try:
+        use = find_probes(parse(text, where))
+    except ReflectionError:
+        return ""  # the compiler says what is wrong with the module
     missing = [name for name in use.calls if name not in use.defined]
     if not missing:
         return ""

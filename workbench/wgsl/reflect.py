@@ -1,10 +1,10 @@
-"""Reflection by parsing: module-scope declarations of a WGSL module and what each entry point uses.
+"""Reflection: the module-scope declarations of a WGSL module and what each entry point uses, read
+from the syntax tree and the checker (wgpu has no reflection API).
 
-wgpu has no reflection API, so this reads the declarations itself: `struct`, `alias`, `const`,
-`override`, resource `var`s with `@group/@binding`, `var<workgroup>`s, and `fn`s with
-`@compute @workgroup_size`. Function bodies are not parsed, only scanned for the identifiers they
-mention, which is enough to find the bindings and workgroup variables an entry point reaches through
-the functions it calls. Every failure is a `ReflectionError` naming the line.
+Bindings (`var<storage>`/`var<uniform>` with `@group/@binding`), structs with their host-shareable
+layouts, `const`s and `override`s with their values, `var<workgroup>`s, and each `@compute`
+function's workgroup size, the bindings and workgroup variables it reaches through the functions
+it calls, and the device features it needs. Every failure is a `ReflectionError` naming the line.
 
 An `override` without a default may size a workgroup (`@workgroup_size(wg)`) or a `var<workgroup>`
 array: reflection then records which overrides the entry point `needs` (sizes stand at 1 until
@@ -12,31 +12,24 @@ they are given) and `reflect(text, overrides=...)` resolves them with the values
 entry point it also records whether it reads `num_workgroups` (only such a kernel may have its
 grid folded into 2-D), the features what it reaches needs, and which `array<atomic<u32>>`
 bindings it reads as f32 bits (`bitcast<f32>(atomicLoad(...))`, the CAS float-add pattern).
+
+An `enable` the host does not manage (anything but `f16` and `subgroups`) is a feature every
+entry point of the module needs, named as written, so a kernel that enables an extension the
+compiler or the adapter lacks is listed as needing it.
 """
 
 from __future__ import annotations
 
-import math
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import ClassVar
 
-from workbench.errors import ReflectionError
-from workbench.wgsl.scan import Token, line_of, tokenize
-from workbench.wgsl.types import (
-    SCALARS,
-    WType,
-    make_array,
-    make_atomic,
-    make_matrix,
-    make_scalar,
-    make_struct,
-    make_vector,
-    round_up,
-    uniform_layout,
-    vector_shorthand,
-)
+from workbench.wgsl import syntax as s
+from workbench.wgsl.checker import Checker
+from workbench.wgsl.lexer import line_of
+from workbench.wgsl.parser import parse, recursion_room
+from workbench.wgsl.printer import print_expr
+from workbench.wgsl.types import INTEGERS, WType, round_up, uniform_layout
 
 SUBGROUP_WORDS = frozenset(
     {
@@ -68,6 +61,25 @@ SUBGROUP_WORDS = frozenset(
         "quadSwapDiagonal",
     }
 )
+# Extensions whose `enable` the host writes itself (from what the module uses and the adapter has).
+HOST_ENABLES = frozenset({"f16", "subgroups"})
+# Enable-extensions whose wgpu device feature is spelt otherwise (the rest keep their name).
+_ENABLE_FEATURES = {
+    "f16": "shader-f16",
+    "subgroups": "subgroup",
+    "clip_distances": "clip-distances",
+    "dual_source_blending": "dual-source-blending",
+    "primitive_index": "primitive-index",
+}
+
+
+def enable_feature(extension: str) -> str:
+    """The device feature an `enable`d extension needs, by wgpu's name where it has one."""
+    return _ENABLE_FEATURES.get(extension, extension)
+
+
+# The per-dimension bound naga puts on @workgroup_size (measured: 16384 compiles, 16385 does not).
+MAX_WORKGROUP_DIMENSION = 16384
 F16_WORDS = frozenset(
     {"f16", "vec2h", "vec3h", "vec4h"} | {f"mat{c}x{r}h" for c in "234" for r in "234"}
 )
@@ -155,6 +167,9 @@ class EntryPoint:
     features: tuple[str, ...] = ()  # device features of what it reaches (wgpu names)
     f32_bits: tuple[str, ...] = ()  # array<atomic<u32>> bindings it reads as f32 bits
     functions: tuple[str, ...] = ()  # the functions it reaches, itself included
+    # What the type checker could not work out in those functions ("line: why"): left to the
+    # compiler, and named here so a feature that needs the knowledge can say why it cannot act.
+    deferred: tuple[str, ...] = ()
 
 
 @dataclass
@@ -173,6 +188,14 @@ class ModuleInfo:
     uses_f16: bool = False
     uses_subgroups: bool = False
     functions: dict[str, tuple[int, int]] = field(default_factory=dict)  # name -> text span
+    enables: tuple[str, ...] = ()  # every extension the module's `enable`s name, in order
+    tree: s.Module | None = field(default=None, repr=False)
+
+    @property
+    def enabled_features(self) -> tuple[str, ...]:
+        """Features named by `enable`s the host does not manage (wgpu's name where it has one,
+        else the extension as written)."""
+        return tuple(enable_feature(e) for e in self.enables if e not in HOST_ENABLES)
 
     @property
     def features(self) -> tuple[str, ...]:
@@ -182,7 +205,7 @@ class ModuleInfo:
             need.append("shader-f16")
         if self.uses_subgroups:
             need.append("subgroup")
-        return tuple(need)
+        return tuple(need) + self.enabled_features
 
 
 _SUBGROUP_WIDTH_NAME = re.compile(
@@ -203,469 +226,243 @@ def subgroup_width_constants(module: ModuleInfo) -> dict[str, int]:
     }
 
 
-@dataclass
-class _Fn:
-    name: str
-    attrs: dict[str, list[list[Token]]]
-    idents: set[str]
-    line: int
-    params: set[str] = field(default_factory=set)
-    bitcast_loads: set[str] = field(default_factory=set)  # atomics read via bitcast<f32>
-    span: tuple[int, int] = (0, 0)  # text offsets from its first attribute to its closing brace
-
-
 def reflect(
     text: str, where: str = "<wgsl>", overrides: Mapping[str, float] | None = None
 ) -> ModuleInfo:
     """Reflect a whole module. `where` names the file (or module) in error messages; `overrides`
     gives values of `override` constants (they replace defaults, and resolve default-less ones)."""
-    parser = _Parser(text, where, overrides or {})
-    try:
-        return parser.parse()
-    except RecursionError:
-        # Types and expressions are parsed recursively; absurd nesting must not escape as a crash.
-        raise parser._err("expression or type nested too deeply") from None
+    return reflect_tree(parse(text, where), where, overrides)
 
 
-class _Parser:
-    def __init__(self, text: str, where: str, overrides: Mapping[str, float]) -> None:
-        self.text = text
+def reflect_tree(
+    tree: s.Module, where: str = "<wgsl>", overrides: Mapping[str, float] | None = None
+) -> ModuleInfo:
+    """Reflect an already parsed module."""
+    return _Reflector(tree, where, overrides or {}).run()
+
+
+class _Reflector:
+    def __init__(self, tree: s.Module, where: str, overrides: Mapping[str, float]) -> None:
+        self.tree = tree
+        self.text = tree.text
         self.where = where
-        self.values = dict(overrides)
-        self.pending: set[str] = set()  # default-less overrides met while sizing the current type
-        self.toks = tokenize(text, where)
-        self.i = 0
-        self.info = ModuleInfo()
-        self.aliases: dict[str, WType] = {}
-        self.fns: dict[str, _Fn] = {}
+        self.checker = Checker(tree, where, overrides)
+        self.info = ModuleInfo(tree=tree)
 
-    # -- token helpers -------------------------------------------------------------------------
-    def _err(self, msg: str, tok: Token | None = None) -> ReflectionError:
-        tok = tok or (self.toks[self.i] if self.i < len(self.toks) else None)
-        line = line_of(self.text, tok.offset) if tok else line_of(self.text, len(self.text))
-        return ReflectionError(f"{self.where}:{line}: {msg}")
+    def line(self, span: s.Span) -> int:
+        return line_of(self.text, span[0])
 
-    def _peek(self, k: int = 0) -> Token | None:
-        j = self.i + k
-        return self.toks[j] if j < len(self.toks) else None
+    def run(self) -> ModuleInfo:
+        with recursion_room():
+            return self._run()
 
-    def _peek_text(self) -> str | None:
-        tok = self._peek()
-        return tok.text if tok is not None else None
+    def _run(self) -> ModuleInfo:
+        checker, info = self.checker, self.info
+        words = self.tree.words
+        info.uses_f16 = self.tree.half_literals or bool(words & F16_WORDS)
+        info.uses_subgroups = bool(words & SUBGROUP_WORDS)
+        enables: list[str] = []
+        for d in self.tree.decls:
+            if isinstance(d, s.Directive) and d.kind == "enable":
+                enables += [w for w in d.words if w not in enables]
+            elif isinstance(d, s.Struct):
+                info.structs.setdefault(d.name, checker.struct_type(d.name, strict=True))
+            elif isinstance(d, s.VarDecl):
+                self.var(d)
+            elif isinstance(d, s.Function):
+                info.functions.setdefault(d.name, d.span)
+        info.enables = tuple(enables)
+        for fn in self.tree.functions():
+            if fn.attr("compute") is not None and fn.name not in info.entry_points:
+                self.entry_point(fn)
+        return info
 
-    def _next(self) -> Token:
-        if self.i >= len(self.toks):
-            raise self._err("unexpected end of source")
-        tok = self.toks[self.i]
-        self.i += 1
-        return tok
-
-    def _expect(self, text: str) -> Token:
-        tok = self._next()
-        if tok.text != text:
-            # `>>` and `>=` close two things at once inside nested template lists.
-            if text == ">" and tok.text in (">>", ">=", ">>="):
-                rest = tok.text[1:]
-                self.toks.insert(self.i, Token("punct", rest, tok.offset + 1))
-                return Token("punct", ">", tok.offset)
-            raise self._err(f"expected '{text}' but found '{tok.text}'", tok)
-        return tok
-
-    def _accept(self, text: str) -> bool:
-        tok = self._peek()
-        if tok is not None and tok.text == text:
-            self.i += 1
-            return True
-        return False
-
-    def _ident(self) -> Token:
-        tok = self._next()
-        if tok.kind != "ident":
-            raise self._err(f"expected a name but found '{tok.text}'", tok)
-        return tok
-
-    def _skip_balanced(self, open_: str, close: str) -> list[Token]:
-        """Consume from an opening bracket to its match; returns the tokens inside."""
-        self._expect(open_)
-        depth, inner = 1, list[Token]()
-        while True:
-            tok = self._next()
-            if tok.text == open_:
-                depth += 1
-            elif tok.text == close:
-                depth -= 1
-                if depth == 0:
-                    return inner
-            inner.append(tok)
-
-    def _skip_to_semicolon(self) -> list[Token]:
-        out: list[Token] = []
-        depth = 0
-        while True:
-            tok = self._next()
-            if tok.text in "({[":
-                depth += 1
-            elif tok.text in ")}]":
-                depth -= 1
-            elif tok.text == ";" and depth <= 0:
-                return out
-            out.append(tok)
-
-    # -- grammar -------------------------------------------------------------------------------
-    def parse(self) -> ModuleInfo:
-        words = {t.text for t in self.toks if t.kind == "ident"}
-        self.info.uses_f16 = bool(words & F16_WORDS) or any(
-            t.kind == "number" and t.text.endswith("h") and not t.text.startswith(("0x", "0X"))
-            for t in self.toks
-        )
-        self.info.uses_subgroups = bool(words & SUBGROUP_WORDS)
-        while self.i < len(self.toks):
-            self._global()
-        self._finish_entry_points()
-        return self.info
-
-    def _attributes(self) -> dict[str, list[list[Token]]]:
-        attrs: dict[str, list[list[Token]]] = {}
-        while self._accept("@"):
-            name = self._ident().text
-            args: list[list[Token]] = []
-            if self._peek_text() == "(":
-                inner = self._skip_balanced("(", ")")
-                args = _split_commas(inner)
-            attrs[name] = args
-        return attrs
-
-    def _global(self) -> None:
-        tok = self._peek()
-        if tok is None:
+    def var(self, d: s.VarDecl) -> None:
+        checker, info = self.checker, self.info
+        if d.kind == "const":
+            v = checker.global_value(d.name).value
+            if isinstance(v, (int, float)) and not isinstance(v, bool):
+                info.consts[d.name] = v
             return
-        if tok.text == ";":
-            self.i += 1
+        if d.kind == "override":
+            self.override(d)
             return
-        if tok.text in ("enable", "requires", "diagnostic"):
-            self._skip_to_semicolon()
+        space = d.template[0] if d.template else ""
+        if space not in ("storage", "uniform", "workgroup"):
             return
-        start = tok.offset
-        attrs = self._attributes()
-        tok = self._next()
-        word = tok.text
-        if word == "struct":
-            self._struct()
-        elif word == "alias":
-            name = self._ident().text
-            self._expect("=")
-            self.aliases[name] = self._type()
-            self._expect(";")
-        elif word == "const":
-            self._const()
-        elif word == "override":
-            self._override(attrs)
-        elif word == "var":
-            self._var(attrs, tok)
-        elif word == "fn":
-            self._fn(attrs, tok, start)
-        elif word == "const_assert":
-            self._skip_to_semicolon()
-        else:
-            raise self._err(f"unexpected '{word}' at module scope", tok)
-
-    def _struct(self) -> None:
-        name = self._ident().text
-        self._expect("{")
-        fields: list[tuple[str, WType]] = []
-        layout: list[tuple[int | None, int | None]] = []
-        while not self._accept("}"):
-            attrs = self._attributes()
-            fname = self._ident().text
-            self._expect(":")
-            fields.append((fname, self._type()))
-            # @align and @size move members and pad structs: the host must lay them out too.
-            layout.append((self._layout_attr(attrs, "align"), self._layout_attr(attrs, "size")))
-            if not self._accept(","):
-                self._expect("}")
-                break
-        self._accept(";")
-        self.info.structs[name] = make_struct(name, fields, attrs=layout)
-
-    def _layout_attr(self, attrs: dict[str, list[list[Token]]], what: str) -> int | None:
-        if what not in attrs:
-            return None
-        value = self._eval(attrs[what][0]) if attrs[what] else None
-        if value is None or value != int(value) or value <= 0:
-            raise self._err(f"@{what} on a struct member needs a positive integer constant")
-        return int(value)
-
-    def _const(self) -> None:
-        name = self._ident().text
-        if self._accept(":"):
-            self._type()
-        self._expect("=")
-        expr = self._skip_to_semicolon()
-        value = self._eval(expr)
-        if value is not None:
-            self.info.consts[name] = value
-
-    def _override(self, attrs: dict[str, list[list[Token]]]) -> None:
-        name = self._ident().text
-        tname = ""
-        if self._accept(":"):
-            tname = self._type().text
-        default = None
-        if self._accept("="):
-            default = self._eval(self._skip_to_semicolon())
-        else:
-            self._expect(";")
-        oid = None
-        if attrs.get("id"):
-            v = self._eval(attrs["id"][0])
-            oid = int(v) if v is not None else None
-        self.info.overrides[name] = Override(name, tname, default, oid)
-        if name in self.values:
-            self.info.consts[name] = self.values[name]
-        elif default is not None:
-            self.info.consts.setdefault(name, default)
-
-    def _var(self, attrs: dict[str, list[list[Token]]], at: Token) -> None:
-        space, access = "function", ""
-        if self._peek_text() == "<":
-            self._next()
-            space = self._ident().text
-            if self._accept(","):
-                access = self._ident().text
-            self._expect(">")
-        name = self._ident().text
-        vtype = None
-        self.pending = set()
-        if self._accept(":"):
-            vtype = self._type()
-        self._skip_to_semicolon()
+        checker.pending = set()
+        vtype = checker.resolve_type(d.type, strict=True) if d.type is not None else None
+        pending = tuple(sorted(checker.pending))
         if space == "workgroup":
             if vtype is None:
-                raise self._err(f"workgroup variable '{name}' needs a type", at)
-            self.info.workgroup_vars[name] = WorkgroupVar(
-                name, vtype, line_of(self.text, at.offset), tuple(sorted(self.pending))
+                raise checker.err(d.span, f"workgroup variable '{d.name}' needs a type")
+            info.workgroup_vars[d.name] = WorkgroupVar(
+                d.name, vtype, self.line(d.name_span), pending
             )
             return
-        if self.pending:
-            raise self._err(
-                f"resource variable '{name}' is sized by override "
-                f"{', '.join(sorted(self.pending))}, which has no default; give it a default",
-                at,
+        if pending:
+            raise checker.err(
+                d.span,
+                f"resource variable '{d.name}' is sized by override {', '.join(pending)}, which "
+                "has no default; give it a default",
             )
-        if space not in ("storage", "uniform"):
-            return
-        if "group" not in attrs or "binding" not in attrs:
-            raise self._err(f"resource variable '{name}' needs @group and @binding", at)
+        group = next((a for a in d.attrs if a.name == "group"), None)
+        binding = next((a for a in d.attrs if a.name == "binding"), None)
+        if group is None or binding is None:
+            raise checker.err(d.span, f"resource variable '{d.name}' needs @group and @binding")
         if vtype is None:
-            raise self._err(f"resource variable '{name}' needs a type", at)
-        group = self._int_attr(attrs["group"], "group", at)
-        binding = self._int_attr(attrs["binding"], "binding", at)
-        if space == "storage" and not access:
-            access = "read"
+            raise checker.err(d.span, f"resource variable '{d.name}' needs a type")
+        access = d.template[1] if len(d.template) > 1 else ("read" if space == "storage" else "")
         if space == "uniform":
             vtype = uniform_layout(vtype)
-        self.info.bindings[name] = Binding(
-            group, binding, name, space, access, vtype, line_of(self.text, at.offset)
+        info.bindings[d.name] = Binding(
+            self.int_attr(group, d),
+            self.int_attr(binding, d),
+            d.name,
+            space,
+            access,
+            vtype,
+            self.line(d.name_span),
         )
 
-    def _int_attr(self, args: list[list[Token]], what: str, at: Token) -> int:
-        value = self._eval(args[0]) if args else None
-        if value is None or int(value) != value or not 0 <= value <= 0xFFFFFFFF:
-            raise self._err(f"@{what} needs a non-negative integer that fits in u32", at)
-        return int(value)
+    def int_attr(self, a: s.Attribute, d: s.VarDecl) -> int:
+        value = self.checker.expr(a.args[0]).value if a.args else None
+        if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= 0xFFFFFFFF:
+            raise self.checker.err(
+                d.span, f"@{a.name} needs a non-negative integer that fits in u32"
+            )
+        return value
 
-    def _fn(self, attrs: dict[str, list[list[Token]]], at: Token, start: int) -> None:
-        name = self._ident().text
-        params = self._skip_balanced("(", ")")
-        while self._peek_text() != "{":
-            self._next()
-        body = self._skip_balanced("{", "}")
-        # A name after `.` is a member or swizzle (`dims.y`), never a module-scope variable.
-        idents = {
-            t.text
-            for i, t in enumerate(body)
-            if t.kind == "ident" and not (i and body[i - 1].text == ".")
-        }
-        param_idents = {t.text for t in params if t.kind == "ident"}
-        idents |= param_idents
-        self.fns[name] = _Fn(
-            name,
-            attrs,
-            idents,
-            line_of(self.text, at.offset),
-            param_idents,
-            _bitcast_loads(body),
-            (start, self.toks[self.i - 1].offset + 1),
+    def override(self, d: s.VarDecl) -> None:
+        checker, info = self.checker, self.info
+        default = None
+        if d.init is not None:
+            v = checker.expr(d.init).value
+            if isinstance(v, (int, float)) and not isinstance(v, bool):
+                default = v
+                if (
+                    d.type is not None
+                    and isinstance(d.type, s.Ident)
+                    and d.type.name in ("f32", "f16")
+                ):
+                    default = float(v)
+        oid_attr = next((a for a in d.attrs if a.name == "id"), None)
+        oid = None
+        if oid_attr is not None and oid_attr.args:
+            v = checker.expr(oid_attr.args[0]).value
+            oid = v if isinstance(v, int) and not isinstance(v, bool) else None
+        tname = print_expr(d.type) if d.type is not None else ""
+        info.overrides[d.name] = Override(d.name, tname, default, oid)
+        value = checker.global_value(d.name).value
+        checker.pending.discard(d.name)
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            info.consts[d.name] = value
+
+    def entry_point(self, fn: s.Function) -> None:
+        info = self.info
+        size, needs, problem = self.workgroup_size(fn)
+        line = self.line(fn.name_span)
+        if problem:
+            info.entry_problems[fn.name] = (line, problem)
+            return
+        used, reached = self.reachable(fn.name)
+        bindings = sorted(
+            (b for n, b in info.bindings.items() if n in used), key=lambda b: (b.group, b.binding)
         )
-        self.info.functions[name] = self.fns[name].span
+        shared = tuple(v for n, v in info.workgroup_vars.items() if n in used)
+        for var in shared:
+            needs |= set(var.needs)
+        builtins = set().union(
+            *(self.checker.facts[f].builtins for f in reached if f in self.checker.facts)
+        )
+        features = []
+        if info.uses_f16:
+            features.append("shader-f16")
+        if builtins & SUBGROUP_WORDS:
+            features.append("subgroup")
+        features += info.enabled_features
+        bitcasts = set().union(*(_bitcast_loads(self.tree_fn(f)) for f in reached))
+        f32_bits = tuple(
+            b.name
+            for b in bindings
+            if b.name in bitcasts and b.element.kind == "atomic" and b.element.scalar == "u32"
+        )
+        params = self.param_builtins(fn)
+        spans = [f.span for f in map(self.tree_fn, reached) if f is not None]
+        deferred = dict.fromkeys(
+            f"{self.line(span)}: {why}"
+            for span, why in self.checker.unknowns
+            if any(a <= span[0] < b for a, b in spans)
+        )
+        info.entry_points[fn.name] = EntryPoint(
+            fn.name,
+            (size[0], size[1], size[2]),
+            tuple(bindings),
+            line,
+            workgroup_bytes=sum(v.footprint for v in shared),
+            workgroup_vars=shared,
+            needs=tuple(sorted(needs)),
+            reads_num_workgroups="num_workgroups" in params,
+            indexes_by_global_id="global_invocation_id" in params,
+            features=tuple(features),
+            f32_bits=f32_bits,
+            functions=tuple(sorted(reached)),
+            deferred=tuple(deferred),
+        )
 
-    # -- types and constant expressions --------------------------------------------------------
-    def _type(self) -> WType:
-        tok = self._ident()
-        name = tok.text
-        if name in SCALARS:
-            return make_scalar(name)
-        short = vector_shorthand(name)
-        if short is not None:
-            return short
-        if name in self.aliases:
-            return self.aliases[name]
-        if name in self.info.structs:
-            return self.info.structs[name]
-        if name.startswith("vec") and name[3:] in ("2", "3", "4"):
-            return make_vector(int(name[3:]), self._scalar_parameter(name))
-        if (
-            name.startswith("mat")
-            and len(name) == 6
-            and name[3] in "234"
-            and name[4] == "x"
-            and name[5] in "234"
-        ):
-            return make_matrix(int(name[3]), int(name[5]), self._scalar_parameter(name))
-        if name == "atomic":
-            return make_atomic(make_scalar(self._scalar_parameter(name)))
-        if name == "array":
-            self._expect("<")
-            elem = self._type()
-            count = None
-            if self._accept(","):
-                expr = []
-                depth = 0
-                while True:
-                    t = self._peek()
-                    if t is None:
-                        raise self._err("unterminated array type")
-                    if depth == 0 and t.text in (">", ">>", ">=", ">>="):
-                        break
-                    if t.text in "([":
-                        depth += 1
-                    elif t.text in ")]":
-                        depth -= 1
-                    expr.append(self._next())
-                value = self._eval(expr)
-                waiting = self._pending_in(expr)
-                if value is None and waiting:
-                    # Sized by an override given at pipeline creation: 1 until it is known.
-                    self.pending |= waiting
-                    value = 1
-                if value is None or value != int(value) or value <= 0:
-                    raise self._err("array length must be a positive constant", tok)
-                count = int(value)
-            self._expect(">")
-            return make_array(elem, count)
-        if name in ("ptr", "texture_2d", "sampler") or name.startswith("texture"):
-            if self._peek_text() == "<":
-                self._skip_template()
-            return WType("opaque", name)
-        raise self._err(f"unknown type '{name}'", tok)
+    def tree_fn(self, name: str) -> s.Function | None:
+        d = self.checker.globals.get(name)
+        return d if isinstance(d, s.Function) else None
 
-    def _scalar_parameter(self, outer: str) -> str:
-        """The `<T>` of a vector, matrix or atomic, which must be a scalar type."""
-        self._expect("<")
-        inner = self._type()
-        if inner.kind != "scalar":
-            raise self._err(f"{outer}<...> needs a scalar type, not '{inner.text}'")
-        self._expect(">")
-        return inner.text
+    def param_builtins(self, fn: s.Function) -> set[str]:
+        """The builtins the entry point takes, as parameters or members of struct parameters."""
+        out: set[str] = set()
+        for p in fn.params:
+            out |= _builtins(p.attrs)
+            decl = self.checker.globals.get(p.type.name) if isinstance(p.type, s.Ident) else None
+            if isinstance(decl, s.Struct):
+                for m in decl.members:
+                    out |= _builtins(m.attrs)
+        return out
 
-    def _skip_template(self) -> None:
-        self._expect("<")
-        depth = 1
-        while depth:
-            t = self._next()
-            if t.text == "<":
-                depth += 1
-            elif t.text == ">":
-                depth -= 1
-            elif t.text == ">>":
-                depth -= 2
-        if depth < 0:
-            raise self._err("unbalanced template list")
-
-    def _eval(self, expr: list[Token]) -> float | int | None:
-        """Value of a constant expression, or None when it is not one this evaluator knows."""
-        if not expr:
-            return None
-        try:
-            value = _ConstEval(expr, self.info.consts).value()
-        except (ValueError, ZeroDivisionError, OverflowError, IndexError, KeyError, TypeError):
-            return None
-        # Infinity and NaN are no constant WGSL accepts, and int() of them would raise.
-        return value if isinstance(value, int) or math.isfinite(value) else None
-
-    def _pending_in(self, expr: list[Token]) -> set[str]:
-        """Default-less overrides without a given value that `expr` mentions."""
-        return {
-            t.text for t in expr if t.text in self.info.overrides and t.text not in self.info.consts
-        }
-
-    # -- entry points ------------------------------------------------------------------------
-    def _finish_entry_points(self) -> None:
-        for fn in self.fns.values():
-            if "compute" not in fn.attrs:
-                continue
-            size, needs, problem = self._workgroup_size(fn)
-            if problem:
-                self.info.entry_problems[fn.name] = (fn.line, problem)
-                continue
-            while len(size) < 3:
-                size.append(1)
-            used, bitcasts, reached = self._reachable(fn.name)
-            bindings = sorted(
-                (b for n, b in self.info.bindings.items() if n in used),
-                key=lambda b: (b.group, b.binding),
-            )
-            shared = tuple(v for n, v in self.info.workgroup_vars.items() if n in used)
-            for var in shared:
-                needs |= set(var.needs)
-            features = []
-            if self.info.uses_f16:
-                features.append("shader-f16")
-            if used & SUBGROUP_WORDS:
-                features.append("subgroup")
-            f32_bits = tuple(
-                b.name
-                for b in bindings
-                if b.name in bitcasts and b.element.kind == "atomic" and b.element.scalar == "u32"
-            )
-            self.info.entry_points[fn.name] = EntryPoint(
-                fn.name,
-                (size[0], size[1], size[2]),
-                tuple(bindings),
-                fn.line,
-                workgroup_bytes=sum(v.footprint for v in shared),
-                workgroup_vars=shared,
-                needs=tuple(sorted(needs)),
-                reads_num_workgroups="num_workgroups" in fn.params,
-                indexes_by_global_id="global_invocation_id" in fn.params,
-                features=tuple(features),
-                f32_bits=f32_bits,
-                functions=tuple(sorted(reached)),
-            )
-
-    def _workgroup_size(self, fn: _Fn) -> tuple[list[int], set[str], str]:
+    def workgroup_size(self, fn: s.Function) -> tuple[list[int], set[str], str]:
         """The sizes of `fn`'s @workgroup_size, the overrides they wait for, or why they cannot
         be used."""
-        wg_args = fn.attrs.get("workgroup_size")
-        if not wg_args:
+        unknown = [a.name for a in fn.attrs if a.name not in _FUNCTION_ATTRIBUTES]
+        if unknown:
+            return (
+                [],
+                set(),
+                (
+                    f"@{unknown[0]} is no attribute of a function ('{fn.name}'); the shader compiler "
+                    "rejects it"
+                ),
+            )
+        attr = fn.attr("workgroup_size")
+        if attr is None or not attr.args:
             return [], set(), f"@compute fn '{fn.name}' has no @workgroup_size"
-        size = []
+        checker = self.checker
+        size: list[int] = []
         needs: set[str] = set()
-        for arg in wg_args[:3]:
-            v = self._eval(arg)
-            waiting = self._pending_in(arg)
-            if v is None and waiting:
-                needs |= waiting
+        for arg in attr.args[:3]:
+            checker.pending = set()
+            typed = checker.expr(arg)
+            v = typed.value
+            text = print_expr(arg)
+            if v is None and checker.pending:
+                needs |= checker.pending
                 v = 1
-            text = " ".join(t.text for t in arg)
-            if v is not None and (not math.isfinite(v) or v != int(v)):
+            if isinstance(v, float) and v.is_integer():
+                v = int(v)
+            if isinstance(v, float) and typed.type.scalar in INTEGERS:
+                # An integer override given a fraction by a run.
                 return (
                     [],
                     set(),
                     f"@workgroup_size of '{fn.name}' has {text} = {v:g}: every size must be a "
                     "whole number >= 1",
                 )
-            if v is None:
+            if isinstance(v, bool) or not isinstance(v, int):
                 return (
                     [],
                     set(),
@@ -679,188 +476,81 @@ class _Parser:
                     [],
                     set(),
                     (
-                        f"@workgroup_size of '{fn.name}' has {text} = {v:g}: every size must be at "
+                        f"@workgroup_size of '{fn.name}' has {text} = {v}: every size must be at "
                         "least 1"
                     ),
                 )
-            size.append(int(v))
+            if v > MAX_WORKGROUP_DIMENSION:
+                return (
+                    [],
+                    set(),
+                    (
+                        f"@workgroup_size of '{fn.name}' has {text} = {v}: the shader compiler allows "
+                        f"at most {MAX_WORKGROUP_DIMENSION} in each dimension"
+                    ),
+                )
+            size.append(v)
+        while len(size) < 3:
+            size.append(1)
         return size, needs, ""
 
-    def _reachable(self, root: str) -> tuple[set[str], set[str], set[str]]:
-        """Identifiers of `root` and every function it calls, the atomics they bitcast, and the
-        functions themselves."""
-        seen_fns, idents, bitcasts, todo = {root}, set(), set(), [root]
+    def reachable(self, root: str) -> tuple[set[str], set[str]]:
+        """Module-scope names `root` and every function it calls mention, and those functions
+        (each checked when first reached: what no entry point reaches is never typed here)."""
+        facts = self.checker.facts
+        seen, names, todo = {root}, set[str](), [root]
         while todo:
-            fn = self.fns[todo.pop()]
-            idents |= fn.idents
-            bitcasts |= fn.bitcast_loads
-            for word in fn.idents:
-                if word in self.fns and word not in seen_fns:
-                    seen_fns.add(word)
-                    todo.append(word)
-        return idents, bitcasts, seen_fns
+            name = todo.pop()
+            if name not in facts:
+                fn = self.tree_fn(name)
+                if fn is None:
+                    continue
+                self.checker.function(fn)
+            f = facts[name]
+            names |= f.globals
+            for called in f.globals:
+                if called not in seen and self.tree_fn(called) is not None:
+                    seen.add(called)
+                    todo.append(called)
+        return names, seen
 
 
-def _bitcast_loads(body: list[Token]) -> set[str]:
-    """Atomics a function uses as f32 bits: in a body that has `bitcast<f32>`, the X of every
-    `atomicLoad(&X...)` and `atomicCompareExchangeWeak(&X...)` (the CAS float-add pattern)."""
-    texts = [t.text for t in body]
-    casts_f32 = any(texts[i : i + 4] == ["bitcast", "<", "f32", ">"] for i in range(len(texts)))
+# The attributes a function may carry (WGSL spec, "Attributes"); naga rejects any other.
+_FUNCTION_ATTRIBUTES = frozenset(
+    {"compute", "workgroup_size", "vertex", "fragment", "must_use", "diagnostic"}
+)
+
+
+def _builtins(attrs: tuple[s.Attribute, ...]) -> set[str]:
+    return {
+        a.args[0].name
+        for a in attrs
+        if a.name == "builtin" and a.args and isinstance(a.args[0], s.Ident)
+    }
+
+
+def _bitcast_loads(fn: s.Function | None) -> set[str]:
+    """Atomics a function uses as f32 bits: in a body that has `bitcast<f32>`, the variable of
+    every `atomicLoad(&X...)` and `atomicCompareExchangeWeak(&X...)` (the CAS float-add pattern)."""
+    if fn is None:
+        return set()
+    calls = [n for n in s.walk(fn.body) if isinstance(n, s.Call)]
+    casts_f32 = any(
+        c.callee.name == "bitcast"
+        and c.callee.template is not None
+        and len(c.callee.template) == 1
+        and isinstance(c.callee.template[0], s.Ident)
+        and c.callee.template[0].name == "f32"
+        for c in calls
+    )
     if not casts_f32:
         return set()
-    return {
-        body[i + 3].text
-        for i in range(len(texts) - 3)
-        if texts[i] in ("atomicLoad", "atomicCompareExchangeWeak")
-        and texts[i + 1 : i + 3] == ["(", "&"]
-        and body[i + 3].kind == "ident"
-    }
-
-
-def _split_commas(tokens: list[Token]) -> list[list[Token]]:
-    out: list[list[Token]] = [[]]
-    depth = 0
-    for t in tokens:
-        if t.text in "([":
-            depth += 1
-        elif t.text in ")]":
-            depth -= 1
-        if t.text == "," and depth == 0:
-            out.append([])
-        else:
-            out[-1].append(t)
-    return [a for a in out if a]
-
-
-class _ConstEval:
-    """Precedence-climbing evaluator for the integer/float constant expressions reflection needs."""
-
-    _BINARY: ClassVar[dict[str, int]] = {
-        "||": 1,
-        "&&": 2,
-        "|": 3,
-        "^": 4,
-        "&": 5,
-        "==": 6,
-        "!=": 6,
-        "<": 7,
-        ">": 7,
-        "<=": 7,
-        ">=": 7,
-        "<<": 8,
-        ">>": 8,
-        "+": 9,
-        "-": 9,
-        "*": 10,
-        "/": 10,
-        "%": 10,
-    }
-
-    def __init__(self, toks: list[Token], consts: dict[str, float | int]) -> None:
-        self.t = toks
-        self.i = 0
-        self.consts = consts
-
-    def value(self) -> float | int:
-        v = self._expr(0)
-        if self.i != len(self.t):
-            raise ValueError("trailing tokens")
-        return v
-
-    def _expr(self, min_prec: int) -> float | int:
-        lhs = self._unary()
-        while self.i < len(self.t):
-            op = self.t[self.i].text
-            prec = self._BINARY.get(op)
-            if prec is None or prec < min_prec:
-                break
-            self.i += 1
-            rhs = self._expr(prec + 1)
-            lhs = _apply(op, lhs, rhs)
-        return lhs
-
-    def _unary(self) -> float | int:
-        tok = self.t[self.i]
-        if tok.text in ("-", "+", "~", "!"):
-            self.i += 1
-            v = self._unary()
-            unary: dict[str, Callable[[float | int], float | int]] = {
-                "-": lambda x: -x,
-                "+": lambda x: x,
-                "~": lambda x: ~int(x),
-                "!": lambda x: int(not x),
-            }
-            return unary[tok.text](v)
-        if tok.text == "(":
-            self.i += 1
-            v = self._expr(0)
-            if self.t[self.i].text != ")":
-                raise ValueError("missing )")
-            self.i += 1
-            return v
-        self.i += 1
-        if tok.kind == "number":
-            return _number(tok.text)
-        if tok.kind == "ident":
-            if self.i < len(self.t) and self.t[self.i].text == "(":
-                self.i += 1
-                v = self._expr(0)
-                if self.t[self.i].text != ")":
-                    raise ValueError("call with several arguments")
-                self.i += 1
-                if tok.text in ("u32", "i32"):
-                    return int(v)
-                if tok.text in ("f32", "f16"):
-                    return float(v)
-                raise ValueError("unknown call")
-            return self.consts[tok.text]
-        raise ValueError("not a constant")
-
-
-def _apply(op: str, a: float | int, b: float | int) -> float | int:
-    if op == "/":
-        q = a / b
-        return int(q) if isinstance(a, int) and isinstance(b, int) else q
-    if op == "%":
-        return (
-            math.fmod(a, b)
-            if isinstance(a, float) or isinstance(b, float)
-            else int(math.fmod(a, b))
-        )
-    if op in ("<<", ">>") and (b < 0 or b > 63):
-        raise ValueError("shift out of range")
-    ops: dict[str, Callable[[], float | int]] = {
-        "+": lambda: a + b,
-        "-": lambda: a - b,
-        "*": lambda: a * b,
-        "<<": lambda: int(a) << int(b),
-        ">>": lambda: int(a) >> int(b),
-        "&": lambda: int(a) & int(b),
-        "|": lambda: int(a) | int(b),
-        "^": lambda: int(a) ^ int(b),
-        "==": lambda: int(a == b),
-        "!=": lambda: int(a != b),
-        "<": lambda: int(a < b),
-        ">": lambda: int(a > b),
-        "<=": lambda: int(a <= b),
-        ">=": lambda: int(a >= b),
-        "&&": lambda: int(bool(a) and bool(b)),
-        "||": lambda: int(bool(a) or bool(b)),
-    }
-    result = ops[op]()
-    if isinstance(result, int) and abs(result) > 1 << 64:
-        raise OverflowError("constant too large")
-    return result
-
-
-def _number(text: str) -> float | int:
-    t = text.rstrip("uif") if not text.lower().startswith("0x") else text.rstrip("ui")
-    if t.endswith("h") and not text.lower().startswith("0x"):
-        return float(t[:-1])
-    if t.lower().startswith("0x"):
-        if "." in t or "p" in t.lower():
-            return float.fromhex(t)
-        return int(t, 16)
-    if any(c in t for c in ".eE") or text.endswith(("f", "h")):
-        return float(t)
-    return int(t)
+    out = set()
+    for c in calls:
+        if c.callee.name in ("atomicLoad", "atomicCompareExchangeWeak") and c.args:
+            arg = c.args[0]
+            if isinstance(arg, s.Unary) and arg.op == "&":
+                root = s.root_ident(arg.operand)
+                if root is not None:
+                    out.add(root)
+    return out

@@ -8,6 +8,7 @@ up to 16 (and array strides must then be multiples of 16).
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 
 SCALARS = {"f32": 4, "u32": 4, "i32": 4, "f16": 2, "bool": 4}
@@ -36,7 +37,10 @@ class Member:
 
 @dataclass(frozen=True)
 class WType:
-    """A reflected WGSL type. `kind` is scalar, vector, matrix, atomic, array or struct."""
+    """A WGSL type. `kind` is scalar, vector, matrix, atomic, array, struct, pointer, opaque
+    (textures, samplers and what else only the compiler needs to know) or unknown (the front end
+    could not work it out and defers to the compiler). Scalars include bool and the abstract
+    numeric types of const-expressions, `abstract-int` and `abstract-float`."""
 
     kind: str
     text: str
@@ -45,6 +49,7 @@ class WType:
     rows: int = 0  # matrix rows
     element: WType | None = None  # array element / atomic inner
     members: tuple[Member, ...] = field(default=())
+    space: str = ""  # a pointer's address space
 
     @property
     def runtime_sized(self) -> bool:
@@ -90,14 +95,29 @@ class WType:
         return round_up(16, s) if uniform else s
 
 
+ABSTRACT_INT = "abstract-int"
+ABSTRACT_FLOAT = "abstract-float"
+UNKNOWN = WType("unknown", "?")
+BOOL = WType("scalar", "bool", scalar="bool")
+INTEGERS = frozenset({"i32", "u32", ABSTRACT_INT})
+FLOATS = frozenset({"f32", "f16", ABSTRACT_FLOAT})
+
+
+def make_pointer(space: str, store: WType, access: str = "") -> WType:
+    text = f"ptr<{space}, {store.text}{', ' + access if access else ''}>"
+    return WType("pointer", text, scalar=store.scalar, element=store, space=space)
+
+
 def _vector(scalar: str, n: int) -> WType:
     return WType("vector", f"vec{n}<{scalar}>", scalar=scalar, count=n)
 
 
+@functools.cache
 def make_scalar(name: str) -> WType:
     return WType("scalar", name, scalar=name)
 
 
+@functools.cache
 def make_vector(n: int, scalar: str) -> WType:
     return _vector(scalar, n)
 

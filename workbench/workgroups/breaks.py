@@ -1,0 +1,119 @@
+"""Conditional breaks over a trace: the first step after which a condition over the invocation's
+variables holds (`acc > 1e6`, `isnan(x)`, `i == 17u`).
+
+The condition is WGSL, read by the front end's parser and evaluated on the host over the values
+the trace recorded (no GPU work): each name is the value last recorded under it (a variable, a
+parameter, a load such as `x[i]`), in float64 for floats. A name not yet recorded makes the
+condition false at that step; a name the trace never records is an error naming those it does.
+"""
+
+from __future__ import annotations
+
+import math
+import operator
+from collections.abc import Callable
+from typing import Any
+
+from workbench.errors import ReflectionError, UserError
+from workbench.wgsl import syntax as s
+from workbench.wgsl.parser import parse
+from workbench.workgroups.debug import Trace
+
+_BINARY: dict[str, Callable[[Any, Any], Any]] = {
+    "+": operator.add,
+    "-": operator.sub,
+    "*": operator.mul,
+    "/": operator.truediv,
+    "%": operator.mod,
+    "<": operator.lt,
+    "<=": operator.le,
+    ">": operator.gt,
+    ">=": operator.ge,
+    "==": operator.eq,
+    "!=": operator.ne,
+    "&": operator.and_,
+    "|": operator.or_,
+    "^": operator.xor,
+}
+_CALLS: dict[str, Callable[[Any], Any]] = {
+    "isnan": math.isnan,
+    "isinf": math.isinf,
+    "abs": abs,
+}
+_KINDS = ("assign", "param", "loop", "load", "store", "return")
+
+
+class _NotYet(Exception):
+    """A name the condition uses has no value yet at this step."""
+
+
+def _condition(text: str) -> s.Expr:
+    try:
+        tree = parse(f"fn wb_break() {{ _ = {text}; }}\n", "--break")
+        body = tree.functions()[0].body.body
+    except ReflectionError as e:
+        raise UserError(f"--break {text!r}: not one WGSL expression ({e})") from None
+    if len(body) != 1 or not isinstance(body[0], s.Assign):
+        raise UserError(f"--break {text!r}: not one WGSL expression")
+    return body[0].rhs
+
+
+def _literal(e: s.Literal) -> Any:
+    if e.kind == "bool":
+        return e.text == "true"
+    text = e.text.rstrip("uifh") if not e.text.startswith("0x") else e.text.rstrip("ui")
+    return float(text) if e.kind == "float" else int(text, 0)
+
+
+def _eval(e: s.Expr, env: dict[str, Any], src: str) -> Any:
+    if isinstance(e, s.Literal):
+        return _literal(e)
+    if isinstance(e, s.Paren):
+        return _eval(e.inner, env, src)
+    if isinstance(e, (s.Ident, s.Index, s.Member)):
+        name = src[e.span[0] : e.span[1]]
+        if name not in env:
+            raise _NotYet(name)
+        return env[name]
+    if isinstance(e, s.Unary) and e.op in ("-", "!"):
+        v = _eval(e.operand, env, src)
+        return -v if e.op == "-" else not v
+    if isinstance(e, s.Binary):
+        if e.op == "&&":
+            return _eval(e.lhs, env, src) and _eval(e.rhs, env, src)
+        if e.op == "||":
+            return _eval(e.lhs, env, src) or _eval(e.rhs, env, src)
+        if e.op in _BINARY:
+            try:
+                return _BINARY[e.op](_eval(e.lhs, env, src), _eval(e.rhs, env, src))
+            except ZeroDivisionError:
+                return math.nan
+    if isinstance(e, s.Call) and e.callee.name in _CALLS and len(e.args) == 1:
+        return _CALLS[e.callee.name](_eval(e.args[0], env, src))
+    raise UserError(
+        f"--break: {src[e.span[0] : e.span[1]]!r} is not supported (names, numbers, arithmetic, "
+        f"comparisons, &&, ||, !, {', '.join(_CALLS)})"
+    )
+
+
+def break_at(t: Trace, text: str) -> int | None:
+    """The first step after which `text` holds, or None."""
+    cond = _condition(text)
+    src = f"fn wb_break() {{ _ = {text}; }}\n"
+    recorded = {st.name for st in t.steps if st.kind in _KINDS}
+    for n in s.walk(cond):
+        if isinstance(n, s.Ident) and n.template is None and n.name not in _CALLS:
+            whole = src[n.span[0] : n.span[1]]
+            if whole not in recorded and not any(r.startswith(whole + "[") for r in recorded):
+                names = ", ".join(sorted(recorded)) or "none"
+                raise UserError(f"--break: the trace records no '{whole}' (it records {names})")
+    env: dict[str, Any] = {}
+    for st in t.steps:
+        if st.kind in _KINDS and not (st.kind == "loop" and st.name == "end"):
+            env[st.name] = st.value
+        try:
+            if _eval(cond, env, src):
+                return st.step
+        except _NotYet:
+            continue
+    return None
