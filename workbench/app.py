@@ -237,6 +237,7 @@ class WorkbenchApp(RunsJobs, KeysInOrder):
     def _reload_failed(self, failure: JobFailed) -> None:
         self._reloading = self._reload_asked = False
         self.notify(f"reload failed: {failure.error}", severity="error")
+        self.main.corpus_unreadable(failure.error)
 
     async def _reloaded(self, _: None) -> None:
         self._reloading = False

@@ -134,7 +134,8 @@ class MainScreen(KernelSelection, CaseFormControl, KernelWork, BaselineControl, 
         self._say_title(Text("✗ cannot start", style="bold red"))
         text = Text(message, style="red")
         text.append(
-            "\n\nfix it and restart; `workbench adapters` lists the adapters this machine has",
+            "\n\nfix it: the corpus is read again when a file of it changes; `workbench adapters` "
+            "lists the adapters this machine has",
             style="default",
         )
         self._say_doc(text)

@@ -82,6 +82,14 @@ class KernelSelection(MainBase):
         if self.current:
             await self.open_kernel(self.current, rerun=True)
 
+    def corpus_unreadable(self, error: str) -> None:
+        """A file of the corpus changed and cannot be read: the results shown stay, marked
+        stale, with the reason where the verdict goes, until the file is fixed."""
+        st = self.current_state()
+        if st is not None:
+            st.compile_failed(error)
+        self.refresh_view()
+
     # -- the kernel shown ------------------------------------------------------------------------
     @on(KernelBrowser.Selected)
     async def _selected(self, event: KernelBrowser.Selected) -> None:
