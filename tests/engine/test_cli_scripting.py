@@ -127,6 +127,7 @@ def test_the_seed_a_random_recipe_drew_from_is_shown_and_reproduces_it(tmp_path)
 # -- the corpus ------------------------------------------------------------------------------------
 
 LOADS_KERNELS = {
+    "debug",
     "ui",
     "list",
     "run",

@@ -298,14 +298,15 @@ def load_corpus(path: str | Path | None = None) -> Corpus:
     root = Path(path) if path is not None else SHIPPED
     if not root.exists():
         raise UserError(f"corpus {root} does not exist")
+    variants: list[Variant] = []
+    watched: list[Path] = []
     if root.is_file():
+        # One file: its own kernels only (its folder still gives its preambles).
         if root.suffix != ".wgsl":
             raise UserError(f"{root} is not a .wgsl file or a folder of them")
         files = [root]
         root = root.parent
-    variants: list[Variant] = []
-    watched: list[Path] = []
-    if root.is_dir():
+    else:
         variants, gen = read_templating(root)
         if gen is not None:
             generate(root, gen)
