@@ -40,6 +40,7 @@ class ProbesPane(Vertical):
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self._shown: ProbeRun | None = None
+        self._rows: list[tuple[str, ...]] = []
 
     def compose(self) -> ComposeResult:
         with Horizontal():
@@ -75,7 +76,6 @@ class ProbesPane(Vertical):
 
     def _fill(self) -> None:
         table = self.query_one("#probes-table", DataTable)
-        table.clear()
         line = self.query_one("#probes-summary", Static)
         run = self._shown
         if run is None:
@@ -86,13 +86,24 @@ class ProbesPane(Vertical):
                     style="dim",
                 )
             )
+            self._show_rows(table, [])
             return
         try:
             shown = filter_records(run, self.query_one("#probes-filter", Input).value)
         except ValueError as exc:
+            self._show_rows(table, [])
             line.update(Text(f"show: {exc}", style="red"))
             return
-        for record in shown[:SHOWN]:
-            table.add_row(*record_row(record))
+        self._show_rows(table, [record_row(record) for record in shown[:SHOWN]])
         style = "bold red" if run.dropped else ""
         line.update(Text(summary(run, shown), style=style))
+
+    def _show_rows(self, table: DataTable[str], rows: list[tuple[str, ...]]) -> None:
+        # The same rows again (a refill from the filter's first Changed, say) are left in place:
+        # clearing them would redraw the table at its headers' widths until it measures again.
+        if rows == self._rows and table.row_count == len(rows):
+            return
+        self._rows = rows
+        table.clear()
+        for row in rows:
+            table.add_row(*row)
