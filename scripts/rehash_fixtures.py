@@ -6,18 +6,17 @@ Each manifest's kernel is found in the corpus (default: the shipped kernels) and
 `source_sha256` line is replaced by the kernel's identity as `record` writes it today
 (`workbench.fixtures.manifest.kernel_sha256`: its module's tokens, so comments and whitespace do
 not count). The expected arrays, the npz and every other line are left byte for byte; the
-manifest is replaced atomically. Prints one line per fixture it changed.
+manifest is replaced through workbench's one writer (workbench.safewrite). Prints one line per fixture it changed.
 """
 
 from __future__ import annotations
 
 import argparse
-import os
 import re
 import sys
-import tempfile
 
 from workbench.fixtures.manifest import find_fixtures, kernel_sha256, load_fixture
+from workbench.safewrite import write_text
 from workbench.wgsl.corpus import load_corpus
 
 _LINE = re.compile(r'^source_sha256 = "[0-9a-f]{64}"$', re.MULTILINE)
@@ -43,11 +42,7 @@ def main(argv: list[str] | None = None) -> int:
             continue
         if new == text:
             continue
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(new)
-        os.chmod(tmp, path.stat().st_mode & 0o777)
-        os.replace(tmp, path)
+        write_text(path, new, overwrite=True)
         print(f"{path}: source_sha256 {fx.source_sha256[:12]}… → {identity[:12]}…")
     return 0
 
