@@ -159,11 +159,27 @@ var<private> wb_mode: u32;
 var<private> wb_gid: vec3<u32>;
 var<private> wb_depth: u32;
 var<private> wb_seen: bool;
+var<private> wb_count: u32;
+var<private> wb_cap: u32;
 fn wb_start(gid: vec3<u32>) {{
     wb_gid = gid;
     wb_mode = {TRACE_NAME}.chosen.w;
     wb_on = wb_mode == {MODE_TRACE}u && all(gid == {TRACE_NAME}.chosen.xyz);
     wb_live = wb_on || wb_mode != {MODE_TRACE}u;
+    if (wb_on) {{
+        wb_cap = {TRACE_NAME}.cap;
+    }}
+}}
+// The one traced invocation numbers its records itself: no atomic round trip (nor a load of the
+// capacity) on its path per record, which is the dispatch's longest.
+fn wb_own(first: vec4<u32>, second: vec4<u32>) {{
+    let slot = wb_count;
+    wb_count = slot + 1u;
+    if (slot < wb_cap) {{
+        {TRACE_NAME}.words[2u * slot] = first;
+        {TRACE_NAME}.words[2u * slot + 1u] = second;
+    }}
+    atomicStore(&{TRACE_NAME}.next, wb_count);
 }}
 fn wb_keep(first: vec4<u32>, second: vec4<u32>) {{
     let slot = atomicAdd(&{TRACE_NAME}.next, 1u);
@@ -174,7 +190,7 @@ fn wb_keep(first: vec4<u32>, second: vec4<u32>) {{
 }}
 fn wb_put(loc: u32, idx: u32, v: vec4<u32>, nonfinite: bool) {{
     if (wb_on) {{
-        wb_keep(vec4<u32>(loc, idx, wb_depth, 0u), v);
+        wb_own(vec4<u32>(loc, idx, wb_depth, 0u), v);
     }} else if (wb_mode == {MODE_SCAN}u) {{
         if (nonfinite && !wb_seen) {{
             wb_seen = true;
