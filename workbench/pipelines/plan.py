@@ -20,11 +20,11 @@ import numpy as np
 
 from workbench.errors import UserError
 from workbench.gpu.uniforms import pack_uniform
-from workbench.pipelines import exprs
 from workbench.pipelines.model import Branch, Pipeline, PipelineError, StepDef
 from workbench.planning import shipped_corpus
 from workbench.recipes import make_input
 from workbench.session import Session
+from workbench.specs import expr
 from workbench.specs.base import Buffer, KernelSpec
 from workbench.units import fmt_bytes
 from workbench.wgsl.corpus import Kernel
@@ -142,11 +142,11 @@ def resolve_dims(pipeline: Pipeline, given: Mapping[str, int]) -> dict[str, int]
     def value(name: str) -> int:
         if name not in out:
             d = pipeline.dims[name]
-            deps = exprs.names(d.default) if isinstance(d.default, str) else set()
+            deps = expr.parse(d.default).names if isinstance(d.default, str) else set()
             env = {dep: value(dep) for dep in deps}
             try:
-                out[name] = exprs.evaluate(d.default, env)
-            except exprs.ExprError as exc:
+                out[name] = expr.evaluate(d.default, env)
+            except expr.ExprError as exc:
                 raise PipelineError(file, f"dims.{name}", str(exc)) from None
         return out[name]
 
@@ -180,8 +180,8 @@ def _buffer(pipeline: Pipeline, name: str, dims: Mapping[str, int], cap: int) ->
     shape = []
     for s in b.shape:
         try:
-            v = exprs.evaluate(s, dims)
-        except exprs.ExprError as exc:
+            v = expr.evaluate(s, dims)
+        except expr.ExprError as exc:
             raise PipelineError(pipeline.file, where, str(exc)) from None
         if v < 0:
             raise PipelineError(pipeline.file, where, f"{s!r} is {v}, below 0")
@@ -351,8 +351,8 @@ def _step(
             raise fail(f"uniforms.{key}", str(exc)) from None
     if d.grid is not None:
         try:
-            grid = tuple([exprs.evaluate(g, env) for g in d.grid] + [1, 1])[:3]
-        except exprs.ExprError as exc:
+            grid = tuple([expr.evaluate(g, env) for g in d.grid] + [1, 1])[:3]
+        except expr.ExprError as exc:
             raise fail("grid", str(exc)) from None
     if grid is None:
         raise fail("grid", f"{d.kernel} has no spec: write grid = [X, Y, Z] (expressions of dims)")
@@ -425,8 +425,8 @@ def _spec_parts(
                 f"dims.{key}", f"{spec.name} has no dim {key!r}; its dims: {', '.join(known)}"
             )
         try:
-            given[key] = exprs.evaluate(value, dims)
-        except exprs.ExprError as exc:
+            given[key] = expr.evaluate(value, dims)
+        except expr.ExprError as exc:
             raise fail(f"dims.{key}", str(exc)) from None
     try:
         resolved = spec.resolve_dims(given)
@@ -446,8 +446,8 @@ def _uniform_value(value: Any, env: Mapping[str, int], fail: Callable[[str], Exc
         return {k: _uniform_value(v, env, fail) for k, v in value.items()}
     if isinstance(value, str):
         try:
-            return exprs.evaluate(value, env)
-        except exprs.ExprError as exc:
+            return expr.evaluate(value, env)
+        except expr.ExprError as exc:
             raise fail(str(exc)) from None
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise fail(f"{value!r} is not a number")
