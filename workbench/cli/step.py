@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import re
+from typing import Any
 
 from workbench.cli.common import add_corpus_adapter, open_session, parse_pairs, print_json
 from workbench.errors import UserError
@@ -17,7 +18,7 @@ from workbench.units import fmt_bytes, fmt_count, fmt_int, fmt_ms, fmt_num
 _UNITS = {"": 1, "b": 1, "kib": 1 << 10, "mib": 1 << 20, "gib": 1 << 30}
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("step", help="step a pipeline of kernels one dispatch at a time")
     p.add_argument(
         "pipeline",
@@ -115,7 +116,7 @@ def print_report(report: PipelineReport, adapter: str) -> None:
 
 
 def list_pipelines(as_json: bool) -> int:
-    rows = []
+    rows: list[dict[str, Any]] = []
     for name in shipped_names():
         p = load_pipeline(name)
         rows.append(

@@ -16,6 +16,7 @@ import numpy as np
 
 from workbench.closeness import Comparison
 from workbench.pipelines.plan import PipelinePlan, PlannedStep
+from workbench.specs.base import KernelSpec
 from workbench.units import fmt_err, fmt_int, fmt_val
 
 
@@ -78,18 +79,21 @@ def float64_chain(
         if step.spec is None or (out and out[-1] is None):
             out.append(None)
             continue
-        out.append(advance(step, state))
+        out.append(advance(step, step.spec, state))
     return out
 
 
-def advance(step: PlannedStep, state: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-    """Run one step's reference on `state` (changed in place) and return its outputs."""
+def advance(
+    step: PlannedStep, spec: KernelSpec, state: dict[str, np.ndarray]
+) -> dict[str, np.ndarray]:
+    """Run one step's reference (`spec`, the step's own) on `state` (changed in place) and return
+    its outputs."""
     for name in step.zero:
         state[name] = np.zeros_like(state[name])
     inputs = {key: view.of(state[view.buffer]).copy() for key, view in step.views.items()}
-    ref = step.spec.reference(step.dims, inputs)
+    ref = spec.reference(step.dims, inputs)
     outputs = {}
-    for key in step.spec.outputs:
+    for key in spec.outputs:
         if key not in ref:
             continue
         view = step.views[key]

@@ -310,7 +310,7 @@ class _Reader:
             index,
             branch,
             tuple(names),
-            tuple(pair) if pair is not None else None,  # type: ignore[arg-type]
+            tuple(pair) if pair is not None else None,
             self.tolerance(value.get("rtol", 0.0), f"{where} rtol", rtol=True),
             self.tolerance(value.get("atol", 0.0), f"{where} atol", rtol=False),
             self.text(value.get("why", ""), f"{where} why"),
@@ -319,7 +319,7 @@ class _Reader:
 
 def _check_cycles(file: str, dims: dict[str, DimDef]) -> None:
     """Dims defined by expressions must not depend on themselves, however indirectly."""
-    deps: dict[str, set[str]] = {}
+    deps: dict[str, frozenset[str]] = {}
     for name, d in dims.items():
         if isinstance(d.default, str):
             mentioned = expr.parse(d.default).names

@@ -10,6 +10,7 @@ field, raised before anything touches the GPU.
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from collections.abc import Callable, Mapping
@@ -216,7 +217,7 @@ def _initial_contents(
         if b.init.startswith("copy:"):
             continue
         where = f"buffers.{name}.init"
-        recipe = _with_dims(b.init, dims, lambda m, w=where: PipelineError(pipeline.file, w, m))
+        recipe = _with_dims(b.init, dims, functools.partial(PipelineError, pipeline.file, where))
         p = buffers[name]
         try:
             out[name] = np.ascontiguousarray(make_input(recipe, p.shape, p.dtype, idx, where))
@@ -294,7 +295,7 @@ def _step(
     views: dict[str, View] = {}
     zero: tuple[str, ...] = ()
     uniforms: dict[str, Any] = {}
-    grid: tuple[int, ...] | None = None
+    grid: tuple[int, int, int] | None = None
     step_dims: dict[str, int] = {}
     if spec is not None:
         consts = kernel.module.consts if kernel.module else {}
@@ -335,10 +336,12 @@ def _step(
                     f"({need:,} bytes at least)",
                 )
     for key, value in d.uniforms.items():
-        b = known.get(key)
-        if b is None or b.space != "uniform":
+        uniform = known.get(key)
+        if uniform is None or uniform.space != "uniform":
             raise fail(f"uniforms.{key}", f"{d.kernel} has no uniform {key!r}")
-        uniforms[b.name] = _uniform_value(value, env, lambda m, k=key: fail(f"uniforms.{k}", m))
+        uniforms[uniform.name] = _uniform_value(
+            value, env, functools.partial(fail, f"uniforms.{key}")
+        )
     for b in uniform_bindings:
         key = names[b.name]
         if b.name not in uniforms:
@@ -351,7 +354,8 @@ def _step(
             raise fail(f"uniforms.{key}", str(exc)) from None
     if d.grid is not None:
         try:
-            grid = tuple([expr.evaluate(g, env) for g in d.grid] + [1, 1])[:3]
+            x, y, z = ([expr.evaluate(g, env) for g in d.grid] + [1, 1])[:3]
+            grid = (x, y, z)
         except expr.ExprError as exc:
             raise fail("grid", str(exc)) from None
     if grid is None:
@@ -370,7 +374,7 @@ def _step(
         bind,
         views,
         writes,
-        zero,  # type: ignore[arg-type]
+        zero,
     )
 
 
@@ -400,12 +404,13 @@ def _check_aliasing(
 def _spec_names(kernel: Kernel, spec: KernelSpec | None) -> dict[str, str]:
     """Kernel binding name -> the spec's name for it (a shipped spec's names are the shipped
     kernel's, matched by group and binding)."""
-    own = {b.name: b.name for b in kernel.entry_point.bindings}
+    bindings = kernel.runnable_entry_point().bindings
+    own = {b.name: b.name for b in bindings}
     if spec is None or spec.described:  # a workbench.toml description uses the kernel's names
         return own
     shipped = next(k for k in shipped_corpus().kernels if k.name == spec.name)
-    by_slot = {(b.group, b.binding): b.name for b in shipped.entry_point.bindings}
-    return {b.name: by_slot.get((b.group, b.binding), b.name) for b in kernel.entry_point.bindings}
+    by_slot = {(b.group, b.binding): b.name for b in shipped.runnable_entry_point().bindings}
+    return {b.name: by_slot.get((b.group, b.binding), b.name) for b in bindings}
 
 
 def _spec_parts(
@@ -435,7 +440,7 @@ def _spec_parts(
         grid = spec.launch_grid(resolved, consts)
     except UserError as exc:
         raise fail("dims", str(exc)) from None
-    return resolved, uniforms, grid, buffers  # type: ignore[return-value]
+    return resolved, uniforms, grid, buffers
 
 
 def _uniform_value(value: Any, env: Mapping[str, int], fail: Callable[[str], Exception]) -> Any:

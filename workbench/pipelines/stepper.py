@@ -24,6 +24,7 @@ from workbench.pipelines.chain import Divergence, float64_chain
 from workbench.pipelines.plan import PipelinePlan, PlannedStep
 from workbench.pipelines.snapshots import DEFAULT_CAP, History
 from workbench.session import Session
+from workbench.specs.base import KernelSpec
 from workbench.verdicts import Verdict, decide_comparisons
 
 
@@ -151,8 +152,9 @@ class Stepper:
             self._check(step, given, after),
             sum(a.nbytes for a in changed.values()),
         )
-        if self._chain is not None and self._chain[step.index - 1] is not None:
-            record.chain = self._against(step, self._chain[step.index - 1], after)
+        chained = self._chain[step.index - 1] if self._chain is not None else None
+        if chained is not None and step.spec is not None:
+            record.chain = self._against(step, step.spec, chained, after)
         self.records.append(record)
         self.history.record(step.index, changed)
         return record
@@ -239,13 +241,17 @@ class Stepper:
             return {}
         inputs = {key: view.of(given[view.buffer]).copy() for key, view in step.views.items()}
         ref = step.spec.reference(step.dims, inputs)
-        return self._against(step, ref, after)
+        return self._against(step, step.spec, ref, after)
 
     def _against(
-        self, step: PlannedStep, ref: dict[str, np.ndarray], after: dict[str, np.ndarray]
+        self,
+        step: PlannedStep,
+        spec: KernelSpec,
+        ref: dict[str, np.ndarray],
+        after: dict[str, np.ndarray],
     ) -> dict[str, Comparison]:
         out = {}
-        for key in step.spec.outputs:
+        for key in spec.outputs:
             if key not in ref:
                 continue
             view = step.views[key]

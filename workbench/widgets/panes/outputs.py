@@ -59,7 +59,8 @@ class OutputsPane(Vertical):
 
     def __init__(self, *, id: str | None = None, blink: bool = True) -> None:
         super().__init__(id=id)
-        self._cache: dict[tuple, tuple[Text, Text, Text]] = {}
+        # (kind, output name, leading indices) -> heat map, legend, histogram.
+        self._cache: dict[tuple[str, str, tuple[int, ...]], tuple[Text, Text, Text]] = {}
         self._blink = blink
         self._setting = False
         # What the table shows: (name, array, its axes, the leading indices of the slice).
