@@ -126,7 +126,7 @@ async def _open(app, key: str, dims: dict[str, str]) -> None:
     for name, value in dims.items():
         app.main.query_one(f"#dim-{name}").value = value
     await _settle(app)
-    app.main.query_one(KernelBrowser).tree.focus()
+    app.main.query_one(KernelBrowser).kernel_tree.focus()
     await asyncio.sleep(0.05)
 
 

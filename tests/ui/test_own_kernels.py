@@ -33,7 +33,7 @@ async def test_adhoc_uniforms_grid_and_inout_then_describe(tmp_path: Path) -> No
             await type_into(pilot, f"#set-dims-{lane}", str(value))
         await type_into(pilot, "#grid", "3,2,1")
         await type_into(pilot, "#recipe-C", "ones")
-        app.main.query_one(KernelBrowser).tree.focus()
+        app.main.query_one(KernelBrowser).kernel_tree.focus()
         await press_settled(pilot, "r")
         run = app.main.current_run()
         assert run is not None and run.grid == (3, 2, 1)
@@ -45,7 +45,7 @@ async def test_adhoc_uniforms_grid_and_inout_then_describe(tmp_path: Path) -> No
         np.testing.assert_allclose(c, a @ b, rtol=1e-5, atol=1e-5)
 
         (root / "workbench.toml").write_text(KEEP, encoding="utf-8")
-        app.main.query_one(KernelBrowser).tree.focus()
+        app.main.query_one(KernelBrowser).kernel_tree.focus()
         await app.main.run_action("describe")
         await settle(pilot)
         assert app.main.spec_of(app.main.kernel())[0] is not None
