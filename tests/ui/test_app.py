@@ -53,7 +53,10 @@ async def test_first_screen_selects_the_first_kernel() -> None:
         browser = app.main.query_one(KernelBrowser)
         first = browser.first_key()
         assert first is not None and app.main.current == first
-        assert browser.kernel_tree.cursor_node is not None and browser.kernel_tree.cursor_node.data == first
+        assert (
+            browser.kernel_tree.cursor_node is not None
+            and browser.kernel_tree.cursor_node.data == first
+        )
         # Every shipped kernel compiles on the default adapter and has a spec: all ✓.
         assert {browser.status(k).kind for k in browser.kernel_keys()} == {"spec"}
         assert first.split(":")[1] in _text(app, "#kv-title")
