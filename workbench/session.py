@@ -487,7 +487,8 @@ class Session:
                 plans.append(BufferPlan(p.binding, p.nbytes, data, p.role != "input"))
         return plans, check_case_limits(case, self.adapter)
 
-    def _bind(self, case: Case) -> Bound:
+    def bind(self, case: Case) -> Bound:
+        """The case's kernel compiled and its buffers made and filled, ready to dispatch."""
         plans, grid = self._buffer_plans(case)
         return self.gpu.bind(self._compile(case.kernel, case.overrides), plans, grid)
 
@@ -507,7 +508,7 @@ class Session:
         bounds: list[Bound] = []
         try:
             for case in cases:
-                bounds.append(self._bind(case))
+                bounds.append(self.bind(case))
             return self.gpu.time(bounds, budget, progress, cancelled, warming)
         finally:
             for b in bounds:
@@ -525,7 +526,7 @@ class Session:
 
     def clock_check(self, case: Case, pass_ms: float) -> ClockCheck | None:
         """The timestamp clock against the host clock on `case` (None: no timestamps)."""
-        bound = self._bind(case)
+        bound = self.bind(case)
         try:
             return self.gpu.clock_check(bound, pass_ms)
         finally:
