@@ -7,6 +7,7 @@ signature, … not checked yet. Files the corpus could not read are listed with 
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import ClassVar
 
 from rich.style import Style
@@ -48,12 +49,11 @@ class KernelBrowser(Vertical):
     KernelBrowser Tree { height: 1fr; background: transparent; padding: 0; overflow-x: hidden; }
     """
 
+    @dataclass
     class Selected(Message):
         """A kernel was highlighted (cursor moved onto it) or chosen."""
 
-        def __init__(self, key: str) -> None:
-            super().__init__()
-            self.key = key
+        key: str
 
     def __init__(self, *, id: str | None = None, blink: bool = True) -> None:
         super().__init__(id=id)
