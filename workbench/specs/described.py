@@ -214,7 +214,8 @@ def _describe(
         return out
 
     def grid_of(d: Dims) -> tuple[int, int, int]:
-        return tuple(_integer(e, d, where, f"grid[{i}]") for i, e in enumerate(grid))  # type: ignore[return-value]
+        x, y, z = (_integer(e, d, where, f"grid[{i}]") for i, e in enumerate(grid))
+        return (x, y, z)
 
     def uniform_values(d: Dims) -> dict[str, object]:
         return {n: _uniform_value(v, d, where, f"uniforms.{n}") for n, v in uniforms.items()}
