@@ -18,7 +18,7 @@ import inspect
 import math
 import os
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -742,7 +742,11 @@ def _reference(
             arrays = {k: v for k, v in kwargs.items() if isinstance(v, np.ndarray)}
             scalars = {k: v for k, v in kwargs.items() if not isinstance(v, np.ndarray)}
             shapes = {n: _shape(buffers[n], dims, where) for n in outputs}
-            return refs.worker.call(call.worker[0], call.worker[1], arrays, scalars, shapes)
+            # A uniform's value by its field's name, for the function that names it (as a std:
+            # reference takes it); dims, inputs and mapped arguments of that name come first.
+            named = {k: env[p] for k, p in call.by_name.items() if k not in kwargs}
+            file, fname = call.worker
+            return refs.worker.call(file, fname, arrays, scalars, shapes, named)
         assert call.fn is not None
         try:
             result = call.fn(**kwargs)
@@ -784,6 +788,7 @@ class _Call:
     results: dict[str, str] | None
     whole: bool
     worker: tuple[str, str] | None = None  # (file, function) of a refs.py function
+    by_name: Mapping[str, str] = field(default_factory=dict)  # field name -> uniform path
 
 
 def _std_call(text: str, mapping: dict[str, Any], b: Binder, where: _Where) -> _Call:
@@ -849,7 +854,8 @@ def _refs_call(
     found: tuple[str, str], mapping: dict[str, Any], b: Binder, refs: _RefsModule, where: _Where
 ) -> _Call:
     """A refs.py function, run in the corpus's worker: it takes the inputs and dims by name and
-    the mapped arguments (arrays, or numbers such as `eps = "params.eps"`)."""
+    the mapped arguments (arrays, or numbers such as `eps = "params.eps"`), and a uniform's value
+    by its field's name (`eps`) when it has a parameter of that name."""
     file, fname = found
 
     def error(key: str, msg: str) -> DescriptionError:
@@ -864,7 +870,9 @@ def _refs_call(
                 "a refs.py function takes arrays and numbers: a binding, a view or an expression",
             )
 
-    return _Call(f"{file}:{fname}", None, args, None, whole=True, worker=(file, fname))
+    return _Call(
+        f"{file}:{fname}", None, args, None, whole=True, worker=(file, fname), by_name=b.leaves()
+    )
 
 
 def _with_gradient(
