@@ -15,12 +15,14 @@ import math
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from workbench.errors import UserError
 from workbench.gpu.uniforms import pack_uniform
+from workbench.pipelines import SHIPPED
 from workbench.pipelines.model import Branch, Pipeline, PipelineError, StepDef
 from workbench.planning import shipped_corpus
 from workbench.recipes import make_input
@@ -85,6 +87,9 @@ class PipelinePlan:
     # Every buffer's starting contents (deterministic: seeds come from the recipes or the
     # buffer's position in the file); never written to.
     initial: dict[str, np.ndarray]
+    # The corpus the steps' kernels were found in: the session's, or the shipped one for a
+    # shipped pipeline whose kernels the session's corpus lacks (`kernel_session`).
+    corpus: Path
 
     @property
     def name(self) -> str:
@@ -97,8 +102,10 @@ def plan(
     dims: Mapping[str, int] | None = None,
     branch: str | None = None,
 ) -> PipelinePlan:
-    """Check the whole file (every branch, every buffer's recipe) and plan the chosen path."""
+    """Check the whole file (every branch, every buffer's recipe) and plan the chosen path; the
+    steps' kernels are found in `kernel_session(pipeline, session)`'s corpus."""
     file = pipeline.file
+    session = kernel_session(pipeline, session)
     if branch is not None and branch not in pipeline.branches:
         names = ", ".join(pipeline.branches) or "none"
         raise UserError(f"{file}: no branch {branch!r}; branches: {names}")
@@ -126,7 +133,24 @@ def plan(
         planned[key] = tuple(
             _step(pipeline, session, d, i + 1, resolved, buffers) for i, d in enumerate(defs)
         )
-    return PipelinePlan(pipeline, branch, resolved, buffers, planned[branch], initial)
+    return PipelinePlan(
+        pipeline, branch, resolved, buffers, planned[branch], initial, session.corpus.root
+    )
+
+
+def kernel_session(pipeline: Pipeline, session: Session) -> Session:
+    """Where the pipeline's kernels are looked up: the session's corpus (a user's pipeline names
+    the kernels of the folder it is opened with); for a shipped pipeline whose kernels that
+    corpus does not all hold (a user's folder is open), the shipped corpus on the same device."""
+    if Path(pipeline.file).resolve().parent != SHIPPED:
+        return session
+    steps = [*pipeline.steps, *(s for b in pipeline.branches.values() for s in b.steps)]
+    try:
+        for d in steps:
+            session.kernel(d.kernel)
+    except UserError:
+        return session.with_corpus(shipped_corpus())
+    return session
 
 
 def resolve_dims(pipeline: Pipeline, given: Mapping[str, int]) -> dict[str, int]:
