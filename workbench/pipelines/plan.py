@@ -71,10 +71,7 @@ class PlannedStep:
     views: dict[str, View]  # spec binding name -> view (spec kernels only)
     writes: tuple[str, ...]  # buffers bound read_write
     zero: tuple[str, ...]  # buffers the spec wants zero-filled before the step
-
-    @property
-    def name(self) -> str:
-        return self.kernel.name
+    name: str  # the kernel as the step names it (`unary.wgsl:main` where entries share a name)
 
 
 @dataclass(frozen=True)
@@ -399,6 +396,7 @@ def _step(
         views,
         writes,
         zero,
+        d.kernel,
     )
 
 

@@ -362,6 +362,32 @@ KEYS: tuple[Key, ...] = (
     ),
     Key("steps_close", "escape", "close", "Close", "Steps: back to the kernels", scope="steps"),
     Key(
+        "steps_kernel",
+        "k",
+        "open_kernel",
+        "Kernel view",
+        "Steps: the highlighted step in the kernel view, its buffers before it ran as the inputs",
+        scope="steps",
+    ),
+    Key(
+        "steps_dims",
+        "s",
+        "set_dims",
+        "Dims",
+        "Steps: set the pipeline's dims (NAME=VALUE ...) and plan it again",
+        scope="steps",
+        show=False,  # the footer is full; help lists it
+    ),
+    Key(
+        "steps_open",
+        "o",
+        "open_file",
+        "Open file",
+        "Steps: open a pipeline file by its path",
+        scope="steps",
+        show=False,  # the footer is full; help lists it
+    ),
+    Key(
         "fixtures_replay_all",
         "r",
         "replay_all",
