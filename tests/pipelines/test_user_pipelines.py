@@ -5,13 +5,14 @@ and verdict as the step did. Checked on the real adapter against float64 compute
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from workbench.pipelines import corpus_pipelines, load_pipeline
+from workbench.pipelines import corpus_pipelines, load_pipeline, shipped_names
 from workbench.pipelines.model import load
 from workbench.pipelines.plan import plan
 from workbench.pipelines.stepper import Stepper
@@ -78,3 +79,18 @@ def test_a_failing_step_opens_as_a_case_with_its_buffers(session: Session, tmp_p
     assert s.case(1).inputs["src"].tobytes() == s.initial["x"].tobytes()
     with pytest.raises(Exception, match="steps 1 to 1 can"):
         s.case(2)
+
+
+def test_the_command_line_lists_and_steps_the_corpus_pipelines(tmp_path: Path, cli) -> None:
+    root = user_corpus(tmp_path / "mine")
+    (root / "pipelines/broken.toml").write_text("[[steps]\n", encoding="utf-8")
+    rc, out, err = cli("list", "--pipelines", "--corpus", str(root), "--json")
+    rows = json.loads(out)["pipelines"]
+    assert rc == 0 and [r["name"] for r in rows[:2]] == ["broken", "sqr_scale"], err
+    assert "fix the syntax" in rows[0]["error"] and rows[1]["steps"] == [
+        "sqr.wgsl:main",
+        "scale.wgsl:main",
+    ]
+    assert {r["name"] for r in rows[2:]} == set(shipped_names())
+    rc, out, err = cli("step", str(root / "pipelines/chain.toml"), "--corpus", str(root))
+    assert rc == 0 and "2  scale.wgsl:main" in out and "verdict: PASS" in out, out + err

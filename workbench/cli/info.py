@@ -8,6 +8,7 @@ cannot run compute shaders is marked, and the default it shows is chosen knowing
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 from typing import Any
 
 from workbench.cli.common import add_corpus_adapter, corpus_alias, open_session, print_json
@@ -157,9 +158,9 @@ def kernel_rows(session: Session) -> list[dict[str, Any]]:
 
 
 def cmd_list(args: argparse.Namespace) -> int:
-    if args.pipelines:
-        return list_pipelines(args.json)
     corpus_alias(args, args.path)
+    if args.pipelines:
+        return list_pipelines(args.json, Path(args.corpus) if args.corpus else None)
     session = open_session(args)
     # Every status compiles, so the device is made anyway: say once if it cannot run compute.
     problem = session.probe_compute()
