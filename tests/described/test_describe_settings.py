@@ -23,7 +23,7 @@ def test_adhoc_case_written_and_loaded(tmp_path: Path) -> None:
     case = session.case(
         "matmul",
         dims={"n": 512},
-        sets={"dims.x": 16, "dims.y": 32},
+        sets={"dims.x": 16, "dims.y": 32, "dims.w": 0x01020304},
         grid=(2, 1, 1),
         inputs={"A": "arange"},
     )
@@ -31,10 +31,11 @@ def test_adhoc_case_written_and_loaded(tmp_path: Path) -> None:
     spec = load_descriptions(load_corpus(root))["matmul"]
     dims = spec.resolve_dims()
     # The uniform's lanes are dims named after them, their defaults as the case ran; the arrays
-    # hold n (no lane has that value); the grid, which no expression gives, as it ran.
-    assert dims == {"dims_x": 16, "dims_y": 32, "dims_z": 0, "dims_w": 0, "n": 512}
+    # hold n (no lane has that value); the grid, which no expression gives, as it ran; a bit
+    # pattern past any size stays a value.
+    assert dims == {"dims_x": 16, "dims_y": 32, "dims_z": 0, "n": 512}
     assert spec.grid(dims) == (2, 1, 1)
-    assert spec.uniforms(dims)["dims"] == [16, 32, 0, 0]
+    assert spec.uniforms(dims)["dims"] == [16, 32, 0, 0x01020304]
     assert spec.uniforms(spec.resolve_dims({"dims_x": 7}))["dims"][0] == 7
     assert spec.buffers(dims)["C"].shape == (512,) and spec.outputs == ("C",)
     assert (spec.inputs(dims, 0)["A"][:3] == [0, 1, 2]).all()

@@ -36,7 +36,7 @@ from tomlkit.items import InlineTable, Table
 
 from workbench.errors import ReflectionError, UserError
 from workbench.specs import std
-from workbench.specs.described import host_dtype
+from workbench.specs.described import DIM_HI, host_dtype
 from workbench.wgsl.corpus import Kernel
 from workbench.wgsl.reflect import Binding
 from workbench.wgsl.stores import stored_bindings
@@ -168,6 +168,8 @@ class _Dims:
             if t.scalar in ("f32", "f16"):
                 return float(value) if isinstance(value, int | float) else 0.0
             given = int(value) if isinstance(value, int | float) else None
+            if given is not None and not 0 <= given <= DIM_HI:
+                return given  # a bit pattern or a negative offset, not a size: kept as it ran
             return self.dim(leaf if leaf.isidentifier() else path.replace(".", "_"), given)
         parts = value if isinstance(value, list | tuple) else []
         if t.kind == "vector":
@@ -214,7 +216,9 @@ class _Dims:
         `n`, a case's element count, the size-like dim the case gave that value (added as `n`
         with it when none has it)."""
         if n is not None:
-            same = [d for d in self.defaults if self.defaults[d] == n and self._rank(d) < 3]
+            same = [
+                d for d in self.defaults if n > 0 and self.defaults[d] == n and self._rank(d) < 3
+            ]
             return min(same, key=self._rank) if same else self.dim(self._free("n"), n)
 
         ranked = sorted(self.defaults, key=self._rank)
