@@ -12,6 +12,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from tests.described.corpora import write
+from tests.described.llama_style import DEQUANT, DEQUANT_REFS, DEQUANT_TOML, QUANTIZE, QUANTIZE_TOML
 from workbench.pipelines import corpus_pipelines, load_pipeline, shipped_names
 from workbench.pipelines.model import load
 from workbench.pipelines.plan import plan
@@ -94,3 +96,40 @@ def test_the_command_line_lists_and_steps_the_corpus_pipelines(tmp_path: Path, c
     assert {r["name"] for r in rows[2:]} == set(shipped_names())
     rc, out, err = cli("step", str(root / "pipelines/chain.toml"), "--corpus", str(root))
     assert rc == 0 and "2  scale.wgsl:main" in out and "verdict: PASS" in out, out + err
+
+
+ROUND_TRIP = """
+[dims]
+nb = { default = 12, min = 1 }
+[buffers]
+x = { shape = ["nb * 32"], init = "randn:1" }
+blocks = { shape = ["nb * 9"], dtype = "u32" }
+y = { shape = ["nb * 32"] }
+[[steps]]
+kernel = "quantize"
+bind = { src = "x", blocks = "blocks" }
+[[steps]]
+kernel = "dequant"
+bind = { blocks = "blocks", dst = "y" }
+"""
+
+
+def test_a_packed_output_steps_into_a_packed_input(session: Session, tmp_path: Path) -> None:
+    """Quantize to q8 blocks (a packed output, compared as its values), then dequantize them (a
+    packed input, decoded for the reference); the float64 chain stops at the packed output."""
+    files = {
+        "quant.wgsl": QUANTIZE,
+        "q.wgsl": DEQUANT,
+        "refs.py": DEQUANT_REFS,
+        "workbench.toml": QUANTIZE_TOML + DEQUANT_TOML,
+        "round_trip.toml": ROUND_TRIP,
+    }
+    root = write(tmp_path / "q", files)
+    mine = _mine(session, root)
+    s = Stepper(mine, plan(load(root / "round_trip.toml"), mine), divergence=True)
+    s.run_to_end()
+    assert [r.verdict for r in s.records] == ["pass", "pass"]
+    assert s.first_divergence is None and all(not r.chain for r in s.records)
+    x = s.initial["x"].astype(np.float64).reshape(12, 32)
+    half_step = np.abs(x).max(axis=1, keepdims=True) / 254
+    assert np.all(np.abs(s.contents("y").reshape(12, 32) - x) <= half_step * (1 + 1e-5))
