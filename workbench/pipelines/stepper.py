@@ -308,8 +308,8 @@ class Stepper:
                 continue
             view = step.views[key]
             raw = view.of(after[view.buffer])
-            got = step.spec.observed(step.dims, key, raw)  # a packed output: its values
-            tol = tolerance_for(step.spec, key, step.dims, got.dtype)
+            got = spec.observed(step.dims, key, raw)  # a packed output: its values
+            tol = tolerance_for(spec, key, step.dims, got.dtype)
             axes = view.axes if got is raw else ()
             out[key] = compare(key, got, ref[key], axes=axes, tol=tol)
         return out

@@ -16,6 +16,7 @@ figures come from `viewmodel.steps`.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
 
@@ -71,13 +72,12 @@ class StepsScreen(RunsJobs, Screen[None]):
     StepsScreen #steps-status { height: auto; padding: 0 1; color: $text-muted; }
     """
 
+    @dataclass
     class OpenCase(Message):
         """Show this step's case and its run in the kernel view."""
 
-        def __init__(self, case: Case, run: Run) -> None:
-            super().__init__()
-            self.case = case
-            self.run = run
+        case: Case
+        run: Run
 
     def __init__(self, pipeline: str | None = None) -> None:
         """`pipeline`: a shipped name or a pipeline file's path (default: the first listed)."""
