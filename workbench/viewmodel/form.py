@@ -3,7 +3,8 @@
 `parse_form` never raises: a bad value becomes a one-line problem naming the field and what it
 accepts, shown inline beside the form. An ad-hoc kernel's form also holds its uniform fields
 (`sets`, by path such as `dims.x`), the workgroup counts (`grid`, blank: planned) and the values of
-its `override` constants; blank fields keep what planning gives.
+its `override` constants; a described kernel's, the uniform fields its description gives values
+of their own (`form_paths`); blank fields keep what planning gives.
 """
 
 from __future__ import annotations
@@ -186,6 +187,16 @@ def uniform_paths(bindings: tuple[Binding, ...]) -> list[str]:
         if b.space == "uniform":
             out += _paths(b.type, b.name)
     return out
+
+
+def form_paths(spec: KernelSpec | None, bindings: tuple[Binding, ...]) -> tuple[str, ...]:
+    """The uniform fields the form shows for a kernel: every one of an ad-hoc kernel's; of a
+    spec's, those it gives a value of its own (`KernelSpec.settable`: a described kernel's
+    `eps`), whose typed value its reference sees too. (Fields fed by dims are the dims' fields.)"""
+    paths = uniform_paths(bindings)
+    if spec is None:
+        return tuple(paths)
+    return tuple(p for p in paths if p in spec.settable)
 
 
 def _paths(t: WType, path: str) -> list[str]:
