@@ -13,7 +13,7 @@ from dataclasses import dataclass, field, replace
 
 from workbench.recipes import DEFAULT_SEED
 from workbench.specs.base import Dim, KernelSpec
-from workbench.units import whole_number
+from workbench.units import parse_number, whole_number
 from workbench.wgsl.reflect import Binding
 from workbench.wgsl.types import WType
 
@@ -171,11 +171,11 @@ def _numbers(fields: dict[str, str], problems: list[str]) -> dict[str, float]:
         if not text.strip():
             continue
         try:
-            value = float(text.strip().replace("_", ""))
+            value = parse_number(text)
         except ValueError:
-            problems.append(f"{name}: {text!r} is not a number")
+            problems.append(f"{name}: {text!r} is not a number (hex: 0x...)")
             continue
-        out[name] = int(value) if value.is_integer() else value
+        out[name] = int(value) if float(value).is_integer() else value
     return out
 
 
