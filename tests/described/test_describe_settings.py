@@ -125,6 +125,8 @@ def test_every_uniform_field_stays_editable_after_describing(tmp_path: Path) -> 
     case = session.case(kernel, dims={"n": 300}, sets={"params.ne": 300, "params.alpha": 2.0})
     write_description(case, root, "main")
     toml = (root / "workbench.toml").read_text(encoding="utf-8")
+    # The description names the fields a run may set, as `workbench describe` does.
+    assert "# params.alpha, params.beta: values, not dims: --set params.alpha=V" in toml
     toml = toml.replace(
         "[kernels.main.uniforms]", 'reference = "refs.py:affine"\n[kernels.main.uniforms]'
     )
