@@ -6,7 +6,9 @@ and the tables `uniforms`, `buffers`, `reference` (a float64 function in the cor
 `refs.py`) and `gradient` (the forward it differentiates). Sizes are expressions of the dims
 (`workbench.specs.expr`). Everything is validated when the file is loaded, with the kernel's
 reflected bindings and the default dims: a mistake is one `DescriptionError` line naming the file,
-the kernel and the key. Loading imports the corpus's `refs.py` (as pytest imports conftest.py).
+the kernel and the key. A uniform field written as a value (`eps = 1e-5`) rather than an expression
+of the dims is one a run may set (`KernelSpec.settable`, `with_values`): the kernel and the
+reference both take the value set. Loading imports the corpus's `refs.py` (as pytest imports conftest.py).
 
 A description wins over a shipped spec of the same name; its gradient link may name a described or
 a shipped forward, and a forward that cannot be used leaves the gradient check a reason to skip.
