@@ -80,7 +80,7 @@ def parse(text: str | int, known: frozenset[str] | set[str] | None = None) -> Ex
     if isinstance(text, int):
         return Expr(str(text), frozenset(), ("num", text))
     if len(text) > MAX_LENGTH:
-        raise ExprError(f"expression longer than {MAX_LENGTH} characters")
+        raise ExprError(f"expression of {len(text):,} characters; at most {MAX_LENGTH} are read")
     tokens = _tokenize(text)
     parser = _Parser(tokens, text)
     tree = parser.expression()
@@ -184,7 +184,9 @@ class _Parser:
         if tok.isdigit():
             value = int(tok)
             if value > MAX_VALUE:
-                raise ExprError(f"{self.text!r}: {tok} is too large")
+                raise ExprError(
+                    f"{self.text!r}: {tok} is over 2^62, the largest value a size may have"
+                )
             return ("num", value)
         if tok[0].isalpha() or tok[0] == "_":
             if self._peek() == "(":
@@ -244,7 +246,7 @@ def _eval(node: Node, env: Mapping[str, Number]) -> Number:
 
 def _checked(v: Number) -> Number:
     if abs(v) > MAX_VALUE:
-        raise ExprError(f"value {v:g} is too large")
+        raise ExprError(f"value {v:g} is over 2^62, the largest value a size may have")
     return v
 
 
