@@ -12,8 +12,6 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-import numpy as np
-
 from workbench.cli.common import add_case_options, build_case, open_session, print_json
 from workbench.errors import UserError
 from workbench.units import fmt_count
@@ -26,11 +24,11 @@ from workbench.workgroups.debug import (
     NonFinite,
     Step,
     Trace,
-    Value,
     first_difference,
     first_nonfinite,
     invocation_of,
     parse_element,
+    show,
     trace,
     writers,
 )
@@ -199,19 +197,6 @@ def _difference_line(a: Trace, b: Trace, d: Difference | None) -> str:
         f"compare: {who} first differ in {d.why} at step {d.step}, {d.file}:{d.line} "
         f"{d.name}: {show(d.a, '')} vs {show(d.b, '')}"
     )
-
-
-def show(v: Value | None, type_text: str) -> str:
-    """A value as the shortest text that reads back as the same f32/f16 value."""
-    if v is None:
-        return "-"
-    if isinstance(v, list):
-        return "(" + ", ".join(show(x, type_text) for x in v) + ")"
-    if isinstance(v, bool):
-        return str(v).lower()
-    if isinstance(v, float):
-        return str(np.float16(v) if "f16" in type_text else np.float32(v))
-    return str(v)
 
 
 AROUND = 12  # steps shown before and after the step a search found

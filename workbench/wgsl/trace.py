@@ -76,6 +76,7 @@ class Location:
     type: str
     offset: int
     operands: tuple[str, ...] = ()  # the names and loads the value was computed from
+    function: str = ""  # the function whose body it is in (the call stack's frames)
 
 
 @dataclass
@@ -227,6 +228,7 @@ class _Instrumenter:
         self.counter = 0
         self.functions = {f.name for f in tree.functions()}
         self.entry_prologue = ""  # after `wb_start`: the untraced invocations' way out
+        self.function_name = ""  # the function being walked
 
     # -- helpers --------------------------------------------------------------------------
     def loc(
@@ -242,7 +244,9 @@ class _Instrumenter:
         watched binding."""
         if type_text:
             self.types.setdefault(type_text, None)
-        self.locations.append(Location(kind, name, type_text, offset, operands))
+        self.locations.append(
+            Location(kind, name, type_text, offset, operands, self.function_name)
+        )
         code = len(KINDS) if kind == MEMORY else KINDS.index(kind)
         word = (len(self.locations) - 1) | (code << 24)
         return word | (WATCHED if watched else 0)
@@ -331,6 +335,7 @@ class _Instrumenter:
 
     # -- functions ------------------------------------------------------------------------
     def function(self, fn: s.Function, entry: bool, gid: str) -> None:
+        self.function_name = fn.name
         open_at = fn.body.span[0] + 1
         if entry:
             self.insert(open_at, f" wb_start({gid});{self.entry_prologue}")

@@ -17,7 +17,7 @@ from typing import Any
 from workbench.errors import ReflectionError, UserError
 from workbench.wgsl import syntax as s
 from workbench.wgsl.parser import parse
-from workbench.workgroups.debug import Trace
+from workbench.workgroups.debug import Step, Trace
 
 _BINARY: dict[str, Callable[[Any, Any], Any]] = {
     "+": operator.add,
@@ -47,15 +47,52 @@ class _NotYet(Exception):
     """A name the condition uses has no value yet at this step."""
 
 
-def _condition(text: str) -> s.Expr:
-    try:
-        tree = parse(f"fn wb_break() {{ _ = {text}; }}\n", "--break")
-        body = tree.functions()[0].body.body
-    except ReflectionError as e:
-        raise UserError(f"--break {text!r}: not one WGSL expression ({e})") from None
-    if len(body) != 1 or not isinstance(body[0], s.Assign):
-        raise UserError(f"--break {text!r}: not one WGSL expression")
-    return body[0].rhs
+class Condition:
+    """A WGSL expression over the names a trace records, read once; `what` names it in errors
+    (`--break`, `watch`)."""
+
+    def __init__(self, text: str, t: Trace, what: str = "--break") -> None:
+        self.text = text
+        self.src = f"fn wb_break() {{ _ = {text}; }}\n"
+        try:
+            tree = parse(self.src, what)
+            body = tree.functions()[0].body.body
+        except ReflectionError as e:
+            raise UserError(f"{what} {text!r}: not one WGSL expression ({e})") from None
+        if len(body) != 1 or not isinstance(body[0], s.Assign):
+            raise UserError(f"{what} {text!r}: not one WGSL expression")
+        self.expr = body[0].rhs
+        recorded = {st.name for st in t.steps if st.kind in _KINDS}
+        for n in s.walk(self.expr):
+            if isinstance(n, s.Ident) and n.template is None and n.name not in _CALLS:
+                whole = self.src[n.span[0] : n.span[1]]
+                if whole not in recorded and not any(r.startswith(whole + "[") for r in recorded):
+                    names = ", ".join(sorted(recorded)) or "none"
+                    raise UserError(f"{what}: the trace records no '{whole}' (it records {names})")
+        _check(self.expr, self.src, what)
+
+    def value(self, env: dict[str, Any]) -> Any:
+        """Its value over `env` (name -> value last recorded); None while a name it uses has no
+        value yet."""
+        try:
+            return _eval(self.expr, env, self.src)
+        except _NotYet:
+            return None
+        except TypeError:  # a vector where a scalar is needed (`v > 1.0`): no value
+            return None
+
+
+def environment(t: Trace, upto: int) -> dict[str, Any]:
+    """Each name's value as last recorded at or before step `upto`."""
+    env: dict[str, Any] = {}
+    for st in t.steps[: upto + 1]:
+        _see(env, st)
+    return env
+
+
+def _see(env: dict[str, Any], st: Step) -> None:
+    if st.kind in _KINDS and not (st.kind == "loop" and st.name == "end"):
+        env[st.name] = st.value
 
 
 def _literal(e: s.Literal) -> Any:
@@ -90,30 +127,34 @@ def _eval(e: s.Expr, env: dict[str, Any], src: str) -> Any:
                 return math.nan
     if isinstance(e, s.Call) and e.callee.name in _CALLS and len(e.args) == 1:
         return _CALLS[e.callee.name](_eval(e.args[0], env, src))
+    raise AssertionError(f"{type(e).__name__} passed _check")
+
+
+def _check(e: s.Expr, src: str, what: str) -> None:
+    """Refuse, naming it, any part of the expression `_eval` does not evaluate."""
+    if isinstance(e, (s.Literal, s.Ident, s.Index, s.Member)):
+        return
+    if isinstance(e, s.Paren):
+        return _check(e.inner, src, what)
+    if isinstance(e, s.Unary) and e.op in ("-", "!"):
+        return _check(e.operand, src, what)
+    if isinstance(e, s.Binary) and (e.op in _BINARY or e.op in ("&&", "||")):
+        _check(e.lhs, src, what)
+        return _check(e.rhs, src, what)
+    if isinstance(e, s.Call) and e.callee.name in _CALLS and len(e.args) == 1:
+        return _check(e.args[0], src, what)
     raise UserError(
-        f"--break: {src[e.span[0] : e.span[1]]!r} is not supported (names, numbers, arithmetic, "
+        f"{what}: {src[e.span[0] : e.span[1]]!r} is not supported (names, numbers, arithmetic, "
         f"comparisons, &&, ||, !, {', '.join(_CALLS)})"
     )
 
 
 def break_at(t: Trace, text: str) -> int | None:
     """The first step after which `text` holds, or None."""
-    cond = _condition(text)
-    src = f"fn wb_break() {{ _ = {text}; }}\n"
-    recorded = {st.name for st in t.steps if st.kind in _KINDS}
-    for n in s.walk(cond):
-        if isinstance(n, s.Ident) and n.template is None and n.name not in _CALLS:
-            whole = src[n.span[0] : n.span[1]]
-            if whole not in recorded and not any(r.startswith(whole + "[") for r in recorded):
-                names = ", ".join(sorted(recorded)) or "none"
-                raise UserError(f"--break: the trace records no '{whole}' (it records {names})")
+    cond = Condition(text, t)
     env: dict[str, Any] = {}
     for st in t.steps:
-        if st.kind in _KINDS and not (st.kind == "loop" and st.name == "end"):
-            env[st.name] = st.value
-        try:
-            if _eval(cond, env, src):
-                return st.step
-        except _NotYet:
-            continue
+        _see(env, st)
+        if cond.value(env):
+            return st.step
     return None

@@ -50,6 +50,7 @@ class Step:
     index: int | None
     depth: int
     operands: tuple[str, ...] = ()  # names and loads the value was made from (not in JSON)
+    function: str = ""  # the function it is in (not in JSON)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -127,6 +128,19 @@ def json_value(v: Value | None) -> Any:
     if isinstance(v, float) and not math.isfinite(v):
         return "NaN" if math.isnan(v) else ("Inf" if v > 0 else "-Inf")
     return v
+
+
+def show(v: Value | None, type_text: str) -> str:
+    """A value as the shortest text that reads back as the same f32/f16 value ("-": none)."""
+    if v is None:
+        return "-"
+    if isinstance(v, list):
+        return "(" + ", ".join(show(x, type_text) for x in v) + ")"
+    if isinstance(v, bool):
+        return str(v).lower()
+    if isinstance(v, float):
+        return str(np.float16(v) if "f16" in type_text else np.float32(v))
+    return str(v)
 
 
 def decode(type_text: str, words: np.ndarray) -> Value:
@@ -460,7 +474,20 @@ def _step(case: Case, plan: TracePlan, k: int, row: np.ndarray) -> Step:
     if loc.kind in ("assign", "param", "return", "branch", "barrier"):
         index = None
     depth = int(row[2])
-    return Step(k, file, line, col, loc.kind, loc.name, loc.type, value, index, depth, loc.operands)
+    return Step(
+        k,
+        file,
+        line,
+        col,
+        loc.kind,
+        loc.name,
+        loc.type,
+        value,
+        index,
+        depth,
+        loc.operands,
+        loc.function,
+    )
 
 
 def _end_message(t: Trace) -> str:
