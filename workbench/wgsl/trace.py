@@ -244,9 +244,7 @@ class _Instrumenter:
         watched binding."""
         if type_text:
             self.types.setdefault(type_text, None)
-        self.locations.append(
-            Location(kind, name, type_text, offset, operands, self.function_name)
-        )
+        self.locations.append(Location(kind, name, type_text, offset, operands, self.function_name))
         code = len(KINDS) if kind == MEMORY else KINDS.index(kind)
         word = (len(self.locations) - 1) | (code << 24)
         return word | (WATCHED if watched else 0)

@@ -14,6 +14,8 @@ import operator
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
+
 from workbench.errors import ReflectionError, UserError
 from workbench.wgsl import syntax as s
 from workbench.wgsl.parser import parse
@@ -23,8 +25,8 @@ _BINARY: dict[str, Callable[[Any, Any], Any]] = {
     "+": operator.add,
     "-": operator.sub,
     "*": operator.mul,
-    "/": operator.truediv,
-    "%": operator.mod,
+    "/": lambda a, b: _divide(a, b, False),
+    "%": lambda a, b: _divide(a, b, True),
     "<": operator.lt,
     "<=": operator.le,
     ">": operator.gt,
@@ -41,6 +43,19 @@ _CALLS: dict[str, Callable[[Any], Any]] = {
     "abs": abs,
 }
 _KINDS = ("assign", "param", "loop", "load", "store", "return")
+
+
+def _divide(a: Any, b: Any, remainder: bool) -> Any:
+    """WGSL's `/` and `%`: on integers truncated toward zero, `e1` when dividing by zero; on
+    floats IEEE (x / 0 is an infinity, 0 / 0 NaN)."""
+    if isinstance(a, int) and isinstance(b, int):
+        if b == 0:
+            return a if not remainder else 0
+        q = abs(a) // abs(b) * (1 if (a < 0) == (b < 0) else -1)
+        return a - q * b if remainder else q
+    with np.errstate(divide="ignore", invalid="ignore"):
+        x, y = np.float64(a), np.float64(b)
+        return float(np.fmod(x, y) if remainder else x / y)
 
 
 class _NotYet(Exception):
@@ -62,6 +77,7 @@ class Condition:
         if len(body) != 1 or not isinstance(body[0], s.Assign):
             raise UserError(f"{what} {text!r}: not one WGSL expression")
         self.expr = body[0].rhs
+        _check(self.expr, self.src, what)
         recorded = {st.name for st in t.steps if st.kind in _KINDS}
         for n in s.walk(self.expr):
             if isinstance(n, s.Ident) and n.template is None and n.name not in _CALLS:
@@ -69,7 +85,6 @@ class Condition:
                 if whole not in recorded and not any(r.startswith(whole + "[") for r in recorded):
                     names = ", ".join(sorted(recorded)) or "none"
                     raise UserError(f"{what}: the trace records no '{whole}' (it records {names})")
-        _check(self.expr, self.src, what)
 
     def value(self, env: dict[str, Any]) -> Any:
         """Its value over `env` (name -> value last recorded); None while a name it uses has no
@@ -86,11 +101,12 @@ def environment(t: Trace, upto: int) -> dict[str, Any]:
     """Each name's value as last recorded at or before step `upto`."""
     env: dict[str, Any] = {}
     for st in t.steps[: upto + 1]:
-        _see(env, st)
+        see(env, st)
     return env
 
 
-def _see(env: dict[str, Any], st: Step) -> None:
+def see(env: dict[str, Any], st: Step) -> None:
+    """Update `env` with the value step `st` records under its name, if any."""
     if st.kind in _KINDS and not (st.kind == "loop" and st.name == "end"):
         env[st.name] = st.value
 
@@ -121,10 +137,7 @@ def _eval(e: s.Expr, env: dict[str, Any], src: str) -> Any:
         if e.op == "||":
             return _eval(e.lhs, env, src) or _eval(e.rhs, env, src)
         if e.op in _BINARY:
-            try:
-                return _BINARY[e.op](_eval(e.lhs, env, src), _eval(e.rhs, env, src))
-            except ZeroDivisionError:
-                return math.nan
+            return _BINARY[e.op](_eval(e.lhs, env, src), _eval(e.rhs, env, src))
     if isinstance(e, s.Call) and e.callee.name in _CALLS and len(e.args) == 1:
         return _CALLS[e.callee.name](_eval(e.args[0], env, src))
     raise AssertionError(f"{type(e).__name__} passed _check")
@@ -154,7 +167,7 @@ def break_at(t: Trace, text: str) -> int | None:
     cond = Condition(text, t)
     env: dict[str, Any] = {}
     for st in t.steps:
-        _see(env, st)
+        see(env, st)
         if cond.value(env):
             return st.step
     return None
