@@ -21,8 +21,10 @@ from workbench.session import Session
 from workbench.viewmodel.debug import Pick
 from workbench.viewmodel.jobs import Context, DebugJob
 from workbench.wgsl.corpus import load_corpus
+from workbench.widgets.panes.diff import DiffPane
+from workbench.workgroups.debug import parse_element
 
-from .conftest import SIZE, open_at, press_settled, run_async, settle
+from .conftest import SIZE, SWIGLU, open_at, press_settled, run_async, settle
 
 # A loop that calls a helper, then a division by zero at invocation 36 (and 100): an infinity
 # made from finite operands.
@@ -118,6 +120,38 @@ async def test_first_nonfinite_is_one_key_and_a_bad_pick_is_said(debug_corpus):
         assert view is not None and view.trace.invocation == (36, 0, 0)
         assert view.step is not None and view.step.name == "y[i]"
         assert "2 invocations made one" in _text(screen, "#debug-say")
+
+
+@run_async
+async def test_from_the_footprint_the_debug_key_traces_the_elements_writer(debug_corpus):
+    app = _app(debug_corpus)
+    async with app.run_test(size=SIZE) as pilot:
+        await open_at(pilot, KERNEL, n="128")
+        await press_settled(pilot, "o")  # the footprint: its picture's cursor on y[0]
+        assert app.main.tabs.active == "tab-footprint"
+        await press_settled(pilot, "i")
+        screen = app.screen
+        assert isinstance(screen, DebugScreen) and screen.view is not None
+        assert screen.view.trace.invocation == (0, 0, 0)
+        assert "y[0] was last written by invocation 0,0,0" in _text(screen, "#debug-head")
+
+
+@run_async
+async def test_from_the_diff_tab_the_debug_key_traces_the_worst_elements_writer():
+    app = WorkbenchApp(snapshot=True, watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await open_at(pilot, SWIGLU, seq="4", d_ff="64")
+        await press_settled(pilot, "r", "2", "i")  # run, the Diff tab, debug
+        screen = app.screen
+        assert isinstance(screen, DebugScreen) and screen.view is not None
+        head = _text(screen, "#debug-head")
+        worst = app.main.query_one(DiffPane).element()
+        assert worst is not None and f"{worst} was last written by invocation" in head
+        binding, flat = parse_element(worst, screen.case)
+        assert any(
+            st.kind == "store" and st.name.startswith(binding) and st.index == flat
+            for st in screen.view.steps
+        )
 
 
 def test_the_debug_job_finds_an_elements_last_writer(debug_corpus, session: Session) -> None:

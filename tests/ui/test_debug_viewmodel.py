@@ -123,6 +123,10 @@ def test_watches_evaluate_over_the_values_recorded_so_far() -> None:
     assert v.watch_values()[0] == ("acc * 2.0", "2.5")
     v.last()
     assert v.watch_values()[1] == ("gap", "0.0")
+    for text in ("acc / gap", "-acc / gap", "gap / gap", "i / 5u", "i % 5u", "i / 0u"):
+        v.add_watch(text)
+    # WGSL's division: IEEE on floats, truncated on integers, e1 for an integer / 0.
+    assert [value for _, value in v.watch_values()[2:]] == ["inf", "-inf", "nan", "7", "1", "36"]
     with pytest.raises(UserError, match="watch"):
         v.add_watch("acc +")
     assert v.add_watch("") == "watches cleared" and v.watch_values() == []
