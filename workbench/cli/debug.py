@@ -16,7 +16,7 @@ from workbench.cli.common import add_case_options, build_case, open_session, pri
 from workbench.errors import UserError
 from workbench.units import fmt_count
 from workbench.wgsl.trace import DEFAULT_CAPACITY
-from workbench.workgroups.breaks import break_at
+from workbench.workgroups.breaks import break_at, first_break
 from workbench.workgroups.debug import (
     MAX_CAPACITY,
     Difference,
@@ -71,6 +71,12 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="end the trace at the first step where EXPR holds (acc > 1e6, isnan(x), i == 17u)",
     )
     p.add_argument(
+        "--any",
+        action="store_true",
+        help="with --break: search every invocation; trace the first (smallest linear id) "
+        "in which EXPR holds",
+    )
+    p.add_argument(
         "--workgroup-memory",
         action="store_true",
         help="show every var<workgroup> array as the invocation sees it after each barrier",
@@ -94,7 +100,13 @@ def cmd_debug(args: argparse.Namespace) -> int:
     if not 1 <= args.capacity <= MAX_CAPACITY:
         raise UserError(f"--capacity must be between 1 and {MAX_CAPACITY:,}, got {args.capacity}")
     chosen = [args.invocation, args.workgroup or args.local, args.element, args.first_nonfinite]
-    if sum(bool(c) for c in chosen) != 1:
+    if args.any:
+        if not args.break_expr or any(chosen):
+            raise UserError(
+                "--any searches every invocation for --break EXPR: give --break, and no "
+                "--invocation, --workgroup, --element or --first-nonfinite"
+            )
+    elif sum(bool(c) for c in chosen) != 1:
         raise UserError(
             "name one invocation: --invocation X,Y,Z, --workgroup X,Y,Z with --local X,Y,Z, "
             "--element 'BINDING[i]' or --first-nonfinite"
@@ -116,7 +128,24 @@ def cmd_debug(args: argparse.Namespace) -> int:
     extra: dict[str, Any] = {}
     nonfinite: NonFinite | None = None
     lines: list[str] = []
-    if args.first_nonfinite:
+    if args.any:
+        searched = first_break(session, case, args.break_expr, args.capacity)
+        if searched is None:
+            extra["break"] = None
+            if args.json:
+                print_json({"kernel": case.name, **extra})
+            else:
+                print(f"{case.name}: {args.break_expr} holds in no invocation of the dispatch")
+            return 0
+        t, hit, linear = searched
+        extra["break"] = hit
+        extra["break_invocation"] = list(t.invocation)
+        t.steps = t.steps[: hit + 1]
+        lines.append(
+            f"break: {args.break_expr} first holds in invocation {_ids(t.invocation)} "
+            f"(linear id {linear:,}, the smallest), after step {hit}"
+        )
+    elif args.first_nonfinite:
         found = first_nonfinite(session, case, args.capacity)
         if found is None:
             extra["first_nonfinite"] = None
@@ -153,7 +182,7 @@ def cmd_debug(args: argparse.Namespace) -> int:
         else:
             gid = invocation_of(case, None, given["workgroup"], given["local"])
         t = trace(session, case, gid, args.capacity, memory=args.workgroup_memory)
-    if args.break_expr:
+    if args.break_expr and not args.any:
         hit = break_at(t, args.break_expr)
         extra["break"] = None if hit is None else hit
         if hit is not None:

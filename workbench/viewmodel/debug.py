@@ -22,7 +22,7 @@ import numpy as np
 from workbench.errors import UserError
 from workbench.units import fmt_count
 from workbench.wgsl.corpus import Kernel
-from workbench.workgroups.breaks import Condition, environment, see
+from workbench.workgroups.breaks import Condition, environment, recorded, see
 from workbench.workgroups.debug import NonFinite, Step, Trace, show
 
 # Kinds whose value belongs to a variable of the frame (the locals pane).
@@ -266,7 +266,7 @@ class TraceView:
         if not text.strip():
             self.condition = None
             return "condition removed"
-        self.condition = Condition(text.strip(), self.trace, "break when")
+        self.condition = Condition(text.strip(), recorded(self.trace), "break when")
         return f"break when {self.condition.text}"
 
     def add_watch(self, text: str) -> str:
@@ -274,7 +274,7 @@ class TraceView:
         if not text.strip():
             self.watches.clear()
             return "watches cleared"
-        self.watches.append(Condition(text.strip(), self.trace, "watch"))
+        self.watches.append(Condition(text.strip(), recorded(self.trace), "watch"))
         return f"watching {text.strip()}"
 
     # -- what the panes show -------------------------------------------------------------------

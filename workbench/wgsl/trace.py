@@ -16,8 +16,8 @@ attempted, the capacity, the dispatch's extent in invocations along x and y, the
 invocation's id x, y, z, the mode, then for `MODE_SCAN` the atomic count of invocations that made
 a non-finite value and the atomic minimum of their linear ids, for `MODE_WATCH` the watched
 element's index, and a spare word) and then `RECORD_WORDS` words per record: the location word,
-the index, the call depth, a spare word, and the value's bits in four words (f32/i32 bitcast,
-bool 0/1, f16 through `pack2x16float`, vectors one word per component; in `MODE_WATCH` the
+the index, the call depth, the invocation's linear id, and the value's bits in four words
+(f32/i32 bitcast, bool 0/1, f16 through `pack2x16float`, vectors one word per component; in `MODE_WATCH` the
 storing invocation's id instead). The location word holds the id that indexes
 `TracePlan.locations` (what a record is: its kind, the name and type of its value, where it is in
 the module's text and what it was computed from), the kind again in bits 24-27 for the recorder,
@@ -51,8 +51,9 @@ from workbench.wgsl.types import WType
 TRACE_NAME = "wb_trace"
 HEADER_WORDS = 12
 # Modes (header word 7): trace the chosen invocation; scan every invocation for its first
-# non-finite value; list the invocations that store to the watched element.
-MODE_TRACE, MODE_SCAN, MODE_WATCH = 0, 1, 2
+# non-finite value; list the invocations that store to the watched element; trace every
+# invocation whose linear id is in [chosen.x, chosen.y) (each record holds its linear id).
+MODE_TRACE, MODE_SCAN, MODE_WATCH, MODE_RANGE = 0, 1, 2, 3
 WATCHED = 0x80000000  # location word bit: a store to the watched binding
 LOCATION_MASK = 0xFFFFFF  # location word bits: the location id (bits 24-27: its kind)
 RECORD_WORDS = 8
@@ -158,6 +159,7 @@ var<private> wb_on: bool;
 var<private> wb_live: bool;
 var<private> wb_mode: u32;
 var<private> wb_gid: vec3<u32>;
+var<private> wb_lin: u32;
 var<private> wb_depth: u32;
 var<private> wb_seen: bool;
 var<private> wb_count: u32;
@@ -165,8 +167,12 @@ var<private> wb_cap: u32;
 fn wb_start(gid: vec3<u32>) {{
     wb_gid = gid;
     wb_mode = {TRACE_NAME}.chosen.w;
-    wb_on = wb_mode == {MODE_TRACE}u && all(gid == {TRACE_NAME}.chosen.xyz);
-    wb_live = wb_on || wb_mode != {MODE_TRACE}u;
+    let e = {TRACE_NAME}.ext;
+    wb_lin = gid.x + e.x * (gid.y + e.y * gid.z);
+    let c = {TRACE_NAME}.chosen;
+    wb_on = (wb_mode == {MODE_TRACE}u && all(gid == c.xyz))
+        || (wb_mode == {MODE_RANGE}u && wb_lin >= c.x && wb_lin < c.y);
+    wb_live = wb_on || wb_mode == {MODE_SCAN}u || wb_mode == {MODE_WATCH}u;
     if (wb_on) {{
         wb_cap = {TRACE_NAME}.cap;
     }}
@@ -191,14 +197,17 @@ fn wb_keep(first: vec4<u32>, second: vec4<u32>) {{
 }}
 fn wb_put(loc: u32, idx: u32, v: vec4<u32>, nonfinite: bool) {{
     if (wb_on) {{
-        wb_own(vec4<u32>(loc, idx, wb_depth, 0u), v);
+        if (wb_mode == {MODE_RANGE}u) {{
+            wb_keep(vec4<u32>(loc, idx, wb_depth, wb_lin), v);  // several invocations: atomic
+        }} else {{
+            wb_own(vec4<u32>(loc, idx, wb_depth, wb_lin), v);
+        }}
     }} else if (wb_mode == {MODE_SCAN}u) {{
         if (nonfinite && !wb_seen) {{
             wb_seen = true;
             if (((loc >> 24u) & 15u) != {load}u) {{
                 atomicAdd(&{TRACE_NAME}.hits, 1u);
-                let e = {TRACE_NAME}.ext;
-                atomicMin(&{TRACE_NAME}.first, wb_gid.x + e.x * (wb_gid.y + e.y * wb_gid.z));
+                atomicMin(&{TRACE_NAME}.first, wb_lin);
             }}
         }}
     }} else if (wb_mode == {MODE_WATCH}u) {{

@@ -17,9 +17,18 @@ from typing import Any
 import numpy as np
 
 from workbench.errors import ReflectionError, UserError
+from workbench.session import Case, Session
 from workbench.wgsl import syntax as s
 from workbench.wgsl.parser import parse
-from workbench.workgroups.debug import Step, Trace
+from workbench.wgsl.trace import DEFAULT_CAPACITY, instrument_trace
+from workbench.workgroups.debug import (
+    Step,
+    Trace,
+    extent,
+    invocation_at,
+    trace,
+    traces_in_range,
+)
 
 _BINARY: dict[str, Callable[[Any, Any], Any]] = {
     "+": operator.add,
@@ -66,7 +75,7 @@ class Condition:
     """A WGSL expression over the names a trace records, read once; `what` names it in errors
     (`--break`, `watch`)."""
 
-    def __init__(self, text: str, t: Trace, what: str = "--break") -> None:
+    def __init__(self, text: str, recorded: set[str], what: str = "--break") -> None:
         self.text = text
         self.src = f"fn wb_break() {{ _ = {text}; }}\n"
         try:
@@ -78,7 +87,6 @@ class Condition:
             raise UserError(f"{what} {text!r}: not one WGSL expression")
         self.expr = body[0].rhs
         _check(self.expr, self.src, what)
-        recorded = {st.name for st in t.steps if st.kind in _KINDS}
         for n in s.walk(self.expr):
             if isinstance(n, s.Ident) and n.template is None and n.name not in _CALLS:
                 whole = self.src[n.span[0] : n.span[1]]
@@ -95,6 +103,11 @@ class Condition:
             return None
         except TypeError:  # a vector where a scalar is needed (`v > 1.0`): no value
             return None
+
+
+def recorded(t: Trace) -> set[str]:
+    """The names a condition over `t` may use."""
+    return {st.name for st in t.steps if st.kind in _KINDS}
 
 
 def environment(t: Trace, upto: int) -> dict[str, Any]:
@@ -164,10 +177,43 @@ def _check(e: s.Expr, src: str, what: str) -> None:
 
 def break_at(t: Trace, text: str) -> int | None:
     """The first step after which `text` holds, or None."""
-    cond = Condition(text, t)
+    return _first(t.steps, Condition(text, recorded(t)))
+
+
+def _first(steps: list[Step], cond: Condition) -> int | None:
     env: dict[str, Any] = {}
-    for st in t.steps:
+    for st in steps:
         see(env, st)
         if cond.value(env):
             return st.step
+    return None
+
+
+def first_break(
+    session: Session, case: Case, text: str, capacity: int = DEFAULT_CAPACITY
+) -> tuple[Trace, int, int] | None:
+    """Over every invocation of the dispatch, in linear id order, the first in which `text`
+    holds after some step: its whole trace (outputs compared), that step, and its linear id.
+    None when no invocation meets it.
+
+    Invocations are recorded a range at a time (`MODE_RANGE`), as many as `capacity` records
+    hold: a range whose records overflow is halved; an invocation alone that overflows is
+    judged on the records kept, as a single trace is."""
+    plan = instrument_trace(case.kernel)
+    cond = Condition(text, {loc.name for loc in plan.locations if loc.kind in _KINDS})
+    total = math.prod(extent(case))
+    lo, chunk = 0, 1
+    while lo < total:
+        hi = min(total, lo + chunk)
+        found, attempted = traces_in_range(session, case, plan, capacity, lo, hi)
+        if attempted > capacity and hi - lo > 1:
+            chunk = max(1, (hi - lo) // 2)
+            continue
+        for linear in range(lo, hi):
+            step = _first(found.get(linear, []), cond)
+            if step is not None:
+                t = trace(session, case, invocation_at(case, linear), capacity, plan)
+                return t, step, linear
+        per = max(attempted / (hi - lo), 1.0)
+        lo, chunk = hi, max(1, min(4 * chunk, int(0.8 * capacity / per)))
     return None

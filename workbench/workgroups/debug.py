@@ -21,6 +21,7 @@ from workbench.wgsl.trace import (
     DEFAULT_CAPACITY,
     HEADER_WORDS,
     MEMORY,
+    MODE_RANGE,
     MODE_SCAN,
     MODE_TRACE,
     MODE_WATCH,
@@ -304,6 +305,31 @@ def trace(
     return result
 
 
+def extent(case: Case) -> tuple[int, int, int]:
+    """The dispatch's size in invocations along x, y and z."""
+    return _xyz3([g * n for g, n in zip(case.grid, _size(case), strict=True)])
+
+
+def invocation_at(case: Case, linear: int) -> tuple[int, int, int]:
+    """The global invocation id of a linear id (x fastest)."""
+    ex, ey, _ = extent(case)
+    return linear % ex, (linear // ex) % ey, linear // (ex * ey)
+
+
+def traces_in_range(
+    session: Session, case: Case, plan: TracePlan, capacity: int, lo: int, hi: int
+) -> tuple[dict[int, list[Step]], int]:
+    """One dispatch recording every invocation whose linear id is in [lo, hi): each one's
+    steps by linear id, and the records attempted (more than `capacity`: some were lost)."""
+    _, words = _dispatch(session, case, plan, capacity, MODE_RANGE, (lo, hi, 0))
+    out: dict[int, list[Step]] = {}
+    for row in _rows(words, capacity):
+        if plan.location(int(row[0])).kind != MEMORY:
+            steps = out.setdefault(int(row[3]), [])
+            steps.append(_step(case, plan, len(steps), row))
+    return out, int(words[0])
+
+
 @dataclass(frozen=True)
 class NonFinite:
     """The first non-finite value made from finite operands, in the invocation with the smallest
@@ -338,11 +364,7 @@ def first_nonfinite(
     hits, first = int(words[8]), int(words[9])
     if not hits:
         return None
-    size = _size(case)
-    extent = [g * n for g, n in zip(case.grid, size, strict=True)]
-    gid = _xyz3(
-        [first % extent[0], (first // extent[0]) % extent[1], first // (extent[0] * extent[1])]
-    )
+    gid = invocation_at(case, first)
     t = trace(session, case, gid, capacity, plan)
     for st in t.steps:
         if st.kind == "load" and _nonfinite(st.value):
