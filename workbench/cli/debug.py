@@ -233,18 +233,9 @@ AROUND = 12  # steps shown before and after the step a search found
 
 def print_trace(t: Trace, lines: list[str], focus: int | None = None) -> None:
     """The trace as a table; with `focus`, only the steps around that one."""
-    if t.outputs_identical:
-        same = "outputs identical with and without instrumentation"
-    elif t.instrumentation_changed:
-        same = f"OUTPUTS DIFFER with instrumentation: {', '.join(t.instrumentation_changed)}"
-    else:
-        same = (
-            f"outputs {', '.join(t.unsteady)} differ with instrumentation as two plain runs do "
-            "(the kernel is not deterministic on this adapter)"
-        )
     print(
         f"{t.kernel}: invocation {_ids(t.invocation)} (workgroup {_ids(t.workgroup)}, local "
-        f"{_ids(t.local)}), {fmt_count(len(t.steps), 'step')}; {same}"
+        f"{_ids(t.local)}), {fmt_count(len(t.steps), 'step')}; {t.outputs_line()}"
     )
     for line in lines:
         print(f"  {line}")

@@ -322,16 +322,11 @@ class TraceView:
         """The trace in a line: invocation, workgroup, local, steps, whether outputs matched."""
         t = self.trace
         ids = ",".join
-        same = (
-            "outputs identical to the plain run's"
-            if t.outputs_identical
-            else f"OUTPUTS DIFFER with instrumentation: {', '.join(t.differing)}"
-        )
         return (
             f"invocation {ids(map(str, t.invocation))} (workgroup {ids(map(str, t.workgroup))} "
             f"local {ids(map(str, t.local))}) · {fmt_count(len(t.steps), 'step')}"
             + (" (stopped: capacity)" if t.truncated else "")
-            + f" · {same}"
+            + f" · {t.outputs_line()}"
         )
 
 

@@ -109,6 +109,17 @@ class Trace:
         """The outputs that differ with instrumentation and agree between two plain runs."""
         return [name for name in self.differing if name not in self.unsteady]
 
+    def outputs_line(self) -> str:
+        """Whether the instrumentation changed the outputs, in words."""
+        if self.outputs_identical:
+            return "outputs identical with and without instrumentation"
+        if self.instrumentation_changed:
+            return f"OUTPUTS DIFFER with instrumentation: {', '.join(self.instrumentation_changed)}"
+        return (
+            f"outputs {', '.join(self.unsteady)} differ with instrumentation as two plain runs "
+            "do (the kernel is not deterministic on this adapter)"
+        )
+
     def to_json(self) -> dict[str, Any]:
         return {
             "kernel": self.kernel,
