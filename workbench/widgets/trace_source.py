@@ -16,6 +16,8 @@ from textual.geometry import Region, Size
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
+CONTEXT = 3  # lines kept in view above and below the cursor
+
 
 class TraceSource(ScrollView):
     """A listing of one file with the current line, the cursor and breakpoints marked."""
@@ -55,12 +57,16 @@ class TraceSource(ScrollView):
 
     def mark(self, current: int | None, cursor: int | None, breakpoints: set[int]) -> None:
         """Light `current`, put the cursor on `cursor`, mark `breakpoints`; scroll the cursor
-        into view."""
+        into view with `CONTEXT` lines around it where the file has them."""
         self.current, self.cursor, self.breakpoints = current, cursor, set(breakpoints)
         if cursor in self.numbers:
             row = self.numbers.index(cursor)
+            top = max(row - CONTEXT, 0)
             self.scroll_to_region(
-                Region(0, row, 1, 1), animate=False, immediate=True, center=False, force=True
+                Region(0, top, 1, row - top + CONTEXT + 1),
+                animate=False,
+                immediate=True,
+                force=True,
             )
         self.refresh()
 
