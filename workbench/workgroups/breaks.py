@@ -138,9 +138,21 @@ def _eval(e: s.Expr, env: dict[str, Any], src: str) -> Any:
         return _eval(e.inner, env, src)
     if isinstance(e, (s.Ident, s.Index, s.Member)):
         name = src[e.span[0] : e.span[1]]
-        if name not in env:
-            raise _NotYet(name)
-        return env[name]
+        if name in env:
+            return env[name]
+        # A part of a recorded value: a member, a component (`.x`), a column or an element.
+        if isinstance(e, s.Member):
+            base = _eval(e.base, env, src)
+            if isinstance(base, dict) and e.name in base:
+                return base[e.name]
+            if isinstance(base, list) and len(e.name) == 1 and e.name in "xyzwrgba":
+                return base["xyzwrgba".index(e.name) % 4]
+        if isinstance(e, s.Index):
+            base = _eval(e.base, env, src)
+            k = _eval(e.index, env, src)
+            if isinstance(base, list) and isinstance(k, int) and 0 <= k < len(base):
+                return base[k]
+        raise _NotYet(name)
     if isinstance(e, s.Unary) and e.op in ("-", "!"):
         v = _eval(e.operand, env, src)
         return -v if e.op == "-" else not v
