@@ -156,7 +156,7 @@ def cmd_debug(args: argparse.Namespace) -> int:
             return 0
         nonfinite, t = found
         extra["first_nonfinite"] = nonfinite.to_json()
-        lines.append(_nonfinite_line(nonfinite))
+        lines.append(nonfinite_line(nonfinite))
     else:
         if args.element:
             binding, flat = parse_element(args.element, case)
@@ -208,7 +208,7 @@ def _ids(v: tuple[int, int, int]) -> str:
     return ",".join(map(str, v))
 
 
-def _nonfinite_line(nf: NonFinite) -> str:
+def nonfinite_line(nf: NonFinite) -> str:
     ops = ", ".join(f"{k} = {show(v, '')}" for k, v in nf.operands.items())
     return (
         f"first non-finite: {nf.step.name} = {show(nf.step.value, nf.step.type)} at "
