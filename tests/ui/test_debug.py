@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from textual.pilot import Pilot
-from textual.widgets import Static
+from textual.widgets import Input, Static
 
 from workbench.app import WorkbenchApp
 from workbench.screens.debug import DebugScreen
@@ -25,6 +25,7 @@ from workbench.widgets.panes.diff import DiffPane
 from workbench.workgroups.debug import parse_element
 
 from .conftest import SIZE, SWIGLU, open_at, press_settled, run_async, settle
+from .test_inside import PROBED
 
 # A loop that calls a helper, then a division by zero at invocation 36 (and 100): an infinity
 # made from finite operands.
@@ -115,6 +116,8 @@ async def test_first_nonfinite_is_one_key_and_a_bad_pick_is_said(debug_corpus):
     async with app.run_test(size=SIZE) as pilot:
         screen = await _debug_at(pilot, "1,2")
         assert "expected X,Y,Z" in _text(screen, "#debug-say")
+        await press_settled(pilot, "i", *"9999", "enter")
+        assert "outside the dispatch" in _text(screen, "#debug-say")
         await press_settled(pilot, "F")
         view = screen.view
         assert view is not None and view.trace.invocation == (36, 0, 0)
@@ -152,6 +155,21 @@ async def test_from_the_diff_tab_the_debug_key_traces_the_worst_elements_writer(
             st.kind == "store" and st.name.startswith(binding) and st.index == flat
             for st in screen.view.steps
         )
+
+
+@run_async
+async def test_from_the_probes_tab_the_debug_key_traces_the_records_invocation(tmp_path: Path):
+    (tmp_path / "probed.wgsl").write_text(textwrap.dedent(PROBED).lstrip(), encoding="utf-8")
+    app = _app(tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await open_at(pilot, "probed.wgsl:probed", n="64")
+        app.main.query_one("#probes-invocation", Input).value = "1,3"  # workgroup 1, local 3
+        await press_settled(pilot, "p")
+        assert app.main.tabs.active == "tab-probes"
+        await press_settled(pilot, "i")
+        screen = app.screen
+        assert isinstance(screen, DebugScreen) and screen.view is not None
+        assert screen.view.trace.invocation == (35, 0, 0)  # 1 * 32 + 3
 
 
 def test_the_debug_job_finds_an_elements_last_writer(debug_corpus, session: Session) -> None:
