@@ -25,7 +25,7 @@ from workbench.widgets.panes.diff import DiffPane
 from workbench.workgroups.debug import parse_element
 
 from .conftest import SIZE, SWIGLU, open_at, press_settled, run_async, settle
-from .test_inside import PROBED
+from .test_inside import PROBED, REVERSE
 
 # A loop that calls a helper, then a division by zero at invocation 36 (and 100): an infinity
 # made from finite operands.
@@ -170,6 +170,21 @@ async def test_from_the_probes_tab_the_debug_key_traces_the_records_invocation(t
         screen = app.screen
         assert isinstance(screen, DebugScreen) and screen.view is not None
         assert screen.view.trace.invocation == (35, 0, 0)  # 1 * 32 + 3
+
+
+@run_async
+async def test_workgroup_memory_is_shown_after_the_barrier(tmp_path: Path):
+    (tmp_path / "reverse.wgsl").write_text(textwrap.dedent(REVERSE).lstrip(), encoding="utf-8")
+    app = _app(tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await open_at(pilot, "reverse.wgsl:reverse_tiles", n="256")
+        await press_settled(pilot, "i", "i", *"70", "enter", "e")  # workgroup 1, at the end
+        screen = app.screen
+        assert isinstance(screen, DebugScreen) and screen.view is not None
+        (seen,) = screen.view.workgroup_memory()
+        x = screen.case.inputs["x"]
+        assert seen.values == [float(v) for v in x[64:128]]  # workgroup 1's tile
+        assert "tile after the barrier at step" in _text(screen, "#debug-shared")
 
 
 def test_the_debug_job_finds_an_elements_last_writer(debug_corpus, session: Session) -> None:

@@ -11,7 +11,7 @@ import pytest
 
 from workbench.errors import UserError
 from workbench.viewmodel.debug import Pick, TraceView, parse_pick
-from workbench.workgroups.debug import Step, Trace
+from workbench.workgroups.debug import MemoryView, Step, Trace
 
 F = "debugme.wgsl"
 # (line, col, kind, name, type, value, index, depth, function)
@@ -156,3 +156,17 @@ def test_the_invocation_picker_reads_ids_and_elements() -> None:
     for bad in ("", "a,b", "1,2", "-1"):
         with pytest.raises(UserError, match="expected X,Y,Z"):
             parse_pick(bad)
+
+
+def test_workgroup_memory_as_seen_after_the_last_barrier_reached() -> None:
+    v = _view()
+    v.trace.memory = [
+        MemoryView(3, "tile", "f32", [1.0, 2.0]),
+        MemoryView(10, "tile", "f32", [3.0, 4.0]),
+    ]
+    v.at = 2
+    assert v.workgroup_memory() == []
+    v.at = 9
+    assert [(m.step, m.values) for m in v.workgroup_memory()] == [(3, [1.0, 2.0])]
+    v.last()
+    assert [(m.step, m.values) for m in v.workgroup_memory()] == [(10, [3.0, 4.0])]

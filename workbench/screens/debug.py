@@ -8,7 +8,8 @@ iteration, t to the cursor's line (↑/↓ move the cursor), space/F9 a breakpoi
 k a condition, c / C to the next / previous breakpoint, v a watch, i another invocation (or an
 element's last writer), F the first non-finite value. The source shows the current step's file
 with its line lit; beside it the frame's locals (those set by this step marked), the watches,
-the call stack and the last loads and stores.
+the call stack, the last loads and stores, and each `var<workgroup>` array as the invocation
+saw it after the last barrier it reached.
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ from workbench.widgets.trace_source import TraceSource
 from workbench.workgroups.debug import show
 
 MEMORY_SHOWN = 6  # loads and stores listed
+SHARED_SHOWN = 16  # elements of a workgroup array shown
 # What each question asks, its placeholder.
 _ASK = {
     "pick": "invocation X,Y,Z, or an element such as y[36] (its last writer)",
@@ -82,6 +84,7 @@ class DebugScreen(RunsJobs, Screen[None]):
                 yield Static(id="debug-watch")
                 yield Static(id="debug-stack")
                 yield Static(id="debug-memory")
+                yield Static(id="debug-shared")
         yield Static(id="debug-say")
         yield Input(id="debug-ask")
         yield KeyFooter()
@@ -283,3 +286,14 @@ class DebugScreen(RunsJobs, Screen[None]):
                 style="bold" if x.step == view.at else "",
             )
         self.query_one("#debug-memory", Static).update(memory)
+        shared = Text()
+        for seen in view.workgroup_memory():
+            shown = ", ".join(show(x, seen.type) for x in seen.values[:SHARED_SHOWN])
+            more = f", … ({len(seen.values):,})" if len(seen.values) > SHARED_SHOWN else ""
+            shared.append(
+                f"{seen.name} after the barrier at step {seen.step}", style="bold underline"
+            )
+            shared.append(f"\n[{shown}{more}]\n")
+        pane = self.query_one("#debug-shared", Static)
+        pane.update(shared)
+        pane.display = bool(shared.plain)  # only for a kernel with workgroup arrays

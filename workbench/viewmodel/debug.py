@@ -23,7 +23,7 @@ from workbench.errors import UserError
 from workbench.units import fmt_count
 from workbench.wgsl.corpus import Kernel
 from workbench.workgroups.breaks import Condition, environment, recorded, see
-from workbench.workgroups.debug import NonFinite, Step, Trace, show
+from workbench.workgroups.debug import MemoryView, NonFinite, Step, Trace, show
 
 # Kinds whose value belongs to a variable of the frame (the locals pane).
 _LOCAL = ("assign", "param", "loop")
@@ -317,6 +317,15 @@ class TraceView:
                 if len(out) == count:
                     break
         return out[::-1]
+
+    def workgroup_memory(self) -> list[MemoryView]:
+        """Each `var<workgroup>` array as the invocation saw it after the last barrier it
+        reached at or before this step."""
+        latest: dict[str, MemoryView] = {}
+        for view in self.trace.memory:
+            if view.step <= self.at:
+                latest[view.name] = view
+        return list(latest.values())
 
     def summary(self) -> str:
         """The trace in a line: invocation, workgroup, local, steps, whether outputs matched."""

@@ -443,7 +443,8 @@ class DebugJob(Job["Debugged"]):
                 gid = pick.invocation if pick is not None and pick.invocation else (0, 0, 0)
                 found_by = ""
             ctx.progress(f"tracing invocation {','.join(map(str, gid))}", None)
-            return Debugged(trace(self.session, case, gid), found_by)
+            # With each workgroup array as the invocation sees it after each barrier.
+            return Debugged(trace(self.session, case, gid, memory=True), found_by)
 
 
 @dataclass(frozen=True)
