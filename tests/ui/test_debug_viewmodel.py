@@ -170,3 +170,24 @@ def test_workgroup_memory_as_seen_after_the_last_barrier_reached() -> None:
     assert [(m.step, m.values) for m in v.workgroup_memory()] == [(3, [1.0, 2.0])]
     v.last()
     assert [(m.step, m.values) for m in v.workgroup_memory()] == [(10, [3.0, 4.0])]
+
+
+def test_a_call_right_after_another_at_the_same_depth_is_its_own_frame() -> None:
+    # y = f(g(x)): g's parameter and return, then f's, with no step of the caller between.
+    rows = [
+        (3, 5, "load", "x[i]", "f32", 2.0, 0, 0, "main"),
+        (7, 6, "param", "u", "f32", 2.0, None, 1, "g"),
+        (8, 5, "return", "return", "f32", 4.0, None, 1, "g"),
+        (11, 6, "param", "v", "f32", 4.0, None, 1, "f"),
+        (12, 5, "assign", "w", "f32", 5.0, None, 1, "f"),
+    ]
+    steps = [
+        Step(k, F, line, col, kind, name, ty, value, index, depth, (), fn)
+        for k, (line, col, kind, name, ty, value, index, depth, fn) in enumerate(rows)
+    ]
+    v = TraceView(Trace("k", (0, 0, 0), (0, 0, 0), (0, 0, 0), steps, True))
+    v.last()
+    assert [x.name for x in v.locals()] == ["v", "w"]
+    assert [(f.function, f.line) for f in v.stack()] == [("f", 12), ("main", 3)]
+    v.at = 1
+    assert [x.name for x in v.locals()] == ["u"]

@@ -14,7 +14,9 @@ values, the call stack and the last loads and stores. Conditions and watches are
 from __future__ import annotations
 
 import math
+from bisect import bisect_right
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -22,7 +24,7 @@ import numpy as np
 from workbench.errors import UserError
 from workbench.units import fmt_count
 from workbench.wgsl.corpus import Kernel
-from workbench.workgroups.breaks import Condition, environment, recorded, see
+from workbench.workgroups.breaks import Condition, names_a_value, recorded, see
 from workbench.workgroups.debug import MemoryView, NonFinite, Step, Trace, show
 
 # Kinds whose value belongs to a variable of the frame (the locals pane).
@@ -102,6 +104,49 @@ def source_lines(kernel: Kernel, file: str) -> list[tuple[int, str]]:
     return sorted(out.items())
 
 
+@dataclass(frozen=True)
+class _Index:
+    """Lookups over a trace built in one pass, so that drawing a step walks nothing."""
+
+    start: list[int]  # per step: the first step of the call (frame) it is in
+    up: list[int]  # per step: the caller's last step before it (-1: none recorded)
+    frames: dict[int, dict[str, list[int]]]  # frame start -> its variables -> their steps
+    names: dict[str, list[int]]  # every name a condition can use -> the steps giving it a value
+    memory: list[int]  # the loads, stores and atomics
+
+
+def _indexed(steps: list[Step]) -> _Index:
+    start: list[int] = []
+    up: list[int] = []
+    open_at: list[int] = []  # the start of the call open at each depth
+    last: list[int] = []  # the last step seen at each depth
+    frames: dict[int, dict[str, list[int]]] = {}
+    names: dict[str, list[int]] = {}
+    memory: list[int] = []
+    for k, x in enumerate(steps):
+        d = x.depth
+        prev = steps[k - 1] if k else None
+        # A deeper step opens a call; so does one after a return at its own depth (`f(f(x))`).
+        fresh = prev is None or prev.depth < d or (prev.depth == d and prev.kind == "return")
+        del open_at[d + 1 :]
+        del last[d + 1 :]
+        while len(open_at) <= d:
+            open_at.append(k)
+            last.append(-1)
+        if fresh:
+            open_at[d] = k
+        start.append(open_at[d])
+        up.append(last[d - 1] if d else -1)
+        last[d] = k
+        if x.kind in _LOCAL and x.name != "end":
+            frames.setdefault(open_at[d], {}).setdefault(x.name, []).append(k)
+        if names_a_value(x):
+            names.setdefault(x.name, []).append(k)
+        if x.kind in _MEMORY:
+            memory.append(k)
+    return _Index(start, up, frames, names, memory)
+
+
 @dataclass
 class TraceView:
     """A trace and where the user is in it."""
@@ -112,6 +157,21 @@ class TraceView:
     condition: Condition | None = None
     watches: list[Condition] = field(default_factory=list)
     nonfinite: int | None = None  # the step of the first non-finite value, when searched
+    _hits_of: tuple[object, list[tuple[int, str]]] | None = field(default=None, repr=False)
+
+    @cached_property
+    def _index(self) -> _Index:
+        return _indexed(self.trace.steps)
+
+    def environment(self, at: int) -> dict[str, Any]:
+        """Each name's value as last recorded at or before step `at`."""
+        steps = self.steps
+        env: dict[str, Any] = {}
+        for name, where in self._index.names.items():
+            k = bisect_right(where, at) - 1
+            if k >= 0:
+                env[name] = steps[where[k]].value
+        return env
 
     @property
     def steps(self) -> list[Step]:
@@ -232,11 +292,18 @@ class TraceView:
         return self._go(found[0], found[1], "")
 
     def _hits(self, before: int) -> list[tuple[int, str]]:
-        """The steps before `before` where a breakpoint stops, with why; one pass."""
+        """The steps before `before` where a breakpoint stops, with why (one pass over the
+        trace, kept until the breakpoints or the condition change)."""
+        key = (frozenset(self.breakpoints), self.condition)
+        if self._hits_of is None or self._hits_of[0] != key:
+            self._hits_of = (key, self._all_hits())
+        return [h for h in self._hits_of[1] if h[0] < before]
+
+    def _all_hits(self) -> list[tuple[int, str]]:
         out: list[tuple[int, str]] = []
         env: dict[str, Any] = {}
         held = False
-        for st in self.steps[:before]:
+        for st in self.steps:
             see(env, st)
             if (st.file, st.line) in self.breakpoints:
                 out.append((st.step, f"breakpoint at line {st.line}"))
@@ -283,40 +350,39 @@ class TraceView:
         st = self.step
         if st is None:
             return []
-        latest: dict[str, Step] = {}
-        first: dict[str, int] = {}  # where each was first recorded in the frame: the order
-        for x in reversed(self.steps[: self.at + 1]):
-            if x.depth < st.depth:
-                break
-            if x.depth == st.depth and x.kind in _LOCAL and x.name != "end":
-                latest.setdefault(x.name, x)
-                first[x.name] = x.step
-        ordered = sorted(latest.values(), key=lambda x: first[x.name])
+        steps, at = self.steps, self.at
+        variables = self._index.frames.get(self._index.start[at], {})
+        latest: list[Step] = []
+        for where in variables.values():
+            k = bisect_right(where, at) - 1
+            if k >= 0:
+                latest.append(steps[where[k]])
+        # In the order first recorded in the frame.
+        ordered = sorted(latest, key=lambda x: variables[x.name][0])
         return [Local(x.name, x.type, show(x.value, x.type), x.step == self.at) for x in ordered]
 
     def watch_values(self) -> list[tuple[str, str]]:
-        env = environment(self.trace, self.at)
+        env = self.environment(self.at)
         return [(w.text, _text(w.value(env))) for w in self.watches]
 
     def stack(self) -> list[Frame]:
         """The call stack at the current step, innermost first."""
         frames: list[Frame] = []
-        for x in self.steps[: self.at + 1]:
-            del frames[x.depth :]
-            while len(frames) < x.depth:  # a caller that recorded nothing yet
-                frames.append(Frame("?", x.file, 0, len(frames)))
+        k = self.at if self.steps else -1
+        while k >= 0:
+            x = self.steps[k]
             frames.append(Frame(x.function, x.file, x.line, x.depth))
-        return frames[::-1]
+            k = self._index.up[self._index.start[k]]
+        while frames and frames[-1].depth > 0:  # a caller that recorded nothing yet
+            inner = frames[-1]
+            frames.append(Frame("?", inner.file, 0, inner.depth - 1))
+        return frames
 
     def memory(self, count: int) -> list[Step]:
         """The last `count` loads, stores and atomics up to the current step, latest last."""
-        out: list[Step] = []
-        for x in reversed(self.steps[: self.at + 1]):
-            if x.kind in _MEMORY:
-                out.append(x)
-                if len(out) == count:
-                    break
-        return out[::-1]
+        where = self._index.memory
+        end = bisect_right(where, self.at)
+        return [self.steps[k] for k in where[max(end - count, 0) : end]]
 
     def workgroup_memory(self) -> list[MemoryView]:
         """Each `var<workgroup>` array as the invocation saw it after the last barrier it

@@ -110,17 +110,14 @@ def recorded(t: Trace) -> set[str]:
     return {st.name for st in t.steps if st.kind in _KINDS}
 
 
-def environment(t: Trace, upto: int) -> dict[str, Any]:
-    """Each name's value as last recorded at or before step `upto`."""
-    env: dict[str, Any] = {}
-    for st in t.steps[: upto + 1]:
-        see(env, st)
-    return env
+def names_a_value(st: Step) -> bool:
+    """Whether step `st` gives its name a value a condition can use."""
+    return st.kind in _KINDS and not (st.kind == "loop" and st.name == "end")
 
 
 def see(env: dict[str, Any], st: Step) -> None:
     """Update `env` with the value step `st` records under its name, if any."""
-    if st.kind in _KINDS and not (st.kind == "loop" and st.name == "end"):
+    if names_a_value(st):
         env[st.name] = st.value
 
 
