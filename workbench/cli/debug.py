@@ -137,13 +137,13 @@ def cmd_debug(args: argparse.Namespace) -> int:
             else:
                 print(f"{case.name}: {args.break_expr} holds in no invocation of the dispatch")
             return 0
-        t, hit, linear = searched
-        extra["break"] = hit
+        t, first, linear = searched
+        extra["break"] = first
         extra["break_invocation"] = list(t.invocation)
-        t.steps = t.steps[: hit + 1]
+        t.steps = t.steps[: first + 1]
         lines.append(
             f"break: {args.break_expr} first holds in invocation {_ids(t.invocation)} "
-            f"(linear id {linear:,}, the smallest), after step {hit}"
+            f"(linear id {linear:,}, the smallest), after step {first}"
         )
     elif args.first_nonfinite:
         found = first_nonfinite(session, case, args.capacity)
