@@ -42,6 +42,7 @@ from workbench.messages import (
     JobFailed,
     OpenBench,
     OpenCheckAll,
+    OpenDebug,
     OpenFailed,
     Opening,
     OpenWorkgroupSteps,
@@ -49,6 +50,7 @@ from workbench.messages import (
 )
 from workbench.screens.bench import BenchScreen
 from workbench.screens.check_all import CheckAllScreen
+from workbench.screens.debug import DebugScreen
 from workbench.screens.fixtures import FixturesScreen
 from workbench.screens.help import HelpScreen
 from workbench.screens.main import MainScreen
@@ -349,6 +351,10 @@ class WorkbenchApp(RunsJobs, KeysInOrder):
     @on(OpenWorkgroupSteps)
     def _open_workgroup_steps(self, message: OpenWorkgroupSteps) -> None:
         self.push_screen(WorkgroupStepScreen(message.session, message.case))
+
+    @on(OpenDebug)
+    def _open_debug(self, message: OpenDebug) -> None:
+        self.push_screen(DebugScreen(message.session, message.case, message.pick))
 
     @on(OpenCheckAll)
     def _open_check_all(self, message: OpenCheckAll) -> None:

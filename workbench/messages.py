@@ -25,6 +25,7 @@ from textual.message import Message
 if TYPE_CHECKING:
     from workbench.session import Case, Run, Session
     from workbench.viewmodel.baseline import BaselineDiff
+    from workbench.viewmodel.debug import Pick
     from workbench.viewmodel.form import FormKey
     from workbench.wgsl.corpus import Corpus
 
@@ -158,6 +159,15 @@ class OpenWorkgroupSteps(Message):
 
     session: Session
     case: Case
+
+
+@dataclass
+class OpenDebug(Message):
+    """Step one invocation of `case` line by line: the one `pick` names (None: 0,0,0)."""
+
+    session: Session
+    case: Case
+    pick: Pick | None = None
 
 
 @dataclass

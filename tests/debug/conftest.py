@@ -202,6 +202,33 @@ fn transpose(@builtin(global_invocation_id) gid: vec3<u32>,
     y[gid.y * 8u + gid.x] = tile[lid.x][lid.y];
 }
 """
+# A struct with a matrix member, built, passed to a helper, changed and returned; a matrix.
+COMPOSITE = """
+struct Body {
+    pos: vec2<f32>,
+    mass: f32,
+    rot: mat2x2<f32>,
+}
+
+@group(0) @binding(0) var<storage, read> x: array<f32>;
+@group(0) @binding(1) var<storage, read_write> y: array<f32>;
+
+fn push(b: Body, t: f32) -> Body {
+    var q = b;
+    q.pos = q.rot * q.pos * t;
+    return q;
+}
+
+@compute @workgroup_size(64)
+fn composite(@builtin(global_invocation_id) gid: vec3<u32>) {
+    let i = gid.x;
+    let v = x[i];
+    let m = mat2x2<f32>(v, 2.0, 3.0, f32(i));
+    let b = Body(vec2<f32>(v, 1.0), v * 2.0, m);
+    let q = push(b, 0.5);
+    y[i] = q.pos.x + m[1].y * b.mass;
+}
+"""
 KERNELS = {
     "early_break": EARLY_BREAK,
     "helper": HELPER,
@@ -214,6 +241,7 @@ KERNELS = {
     "switched": SWITCHED,
     "members": MEMBERS,
     "transpose": TRANSPOSE,
+    "composite": COMPOSITE,
 }
 
 

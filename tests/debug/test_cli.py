@@ -155,6 +155,8 @@ def test_a_truncated_trace_says_where_in_text(debug_session: Session, capsys):
         (["--invocation", "1", "--break", "nosuch > 1"], "records no 'nosuch'"),
         (["--invocation", "1", "--break", "a >"], "not one WGSL expression"),
         (["--element", "y[zz]"], "whole numbers"),
+        (["--any"], "give --break"),
+        (["--any", "--break", "a > 1.0", "--invocation", "1"], "give --break, and no"),
     ],
 )
 def test_mistakes_are_one_clear_line(debug_session: Session, capsys, extra, why):
@@ -162,6 +164,21 @@ def test_mistakes_are_one_clear_line(debug_session: Session, capsys, extra, why)
     assert main(["debug", "helper", "--corpus", root, *extra]) == 2
     err = [line for line in capsys.readouterr().err.splitlines() if "no GPU found" not in line]
     assert len(err) == 1 and why in err[0]
+
+
+def test_break_any_json_names_the_invocation(debug_session: Session, capsys, tmp_path):
+    x = np.ones(1024, np.float32)
+    x[[300, 500]] = -4.0  # s = x * 0.5 + 1.0 = -1.0 in the first call
+    np.save(tmp_path / "x.npy", x)
+    root = str(debug_session.corpus.root)
+    args = ["debug", "helper", "--corpus", root, "--input", f"x=npy:{tmp_path / 'x.npy'}"]
+    assert main([*args, "--break", "s < 0.0", "--any", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["break_invocation"] == [300, 0, 0] and out["invocation"] == [300, 0, 0]
+    last = out["steps"][-1]
+    assert (last["name"], last["value"], out["break"]) == ("s", -1.0, len(out["steps"]) - 1)
+    assert main([*args, "--break", "s > 1e30", "--any"]) == 0
+    assert "holds in no invocation" in capsys.readouterr().out
 
 
 def test_instrumentation_never_changes_the_users_file(debug_session: Session, capsys):

@@ -8,6 +8,7 @@ import pytest
 
 from workbench.errors import UserError
 from workbench.session import Session
+from workbench.workgroups.breaks import first_break
 from workbench.workgroups.debug import (
     first_difference,
     first_nonfinite,
@@ -102,3 +103,27 @@ def test_an_element_of_a_binding_the_kernel_only_reads_is_refused(debug_session:
     case = debug_session.case("reduce")
     with pytest.raises(UserError, match="not a binding the kernel writes"):
         writers(debug_session, case, "x", 3)
+
+
+def test_break_any_names_the_first_invocation_where_the_condition_holds(debug_session: Session):
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal(1024).astype(np.float32)
+    x[[40, 700]] = -3.0  # s = v * 0.5 + 1.0 < 0 in the first call to scale: x < -2
+    x[:40] = np.clip(x[:40], -1.5, None)
+    case = debug_session.case("helper", inputs={"x": x})
+    # The first call computes s = x * 0.5 + 1.0 in f32; the second is scale(a, -0.25) with
+    # a = s * s >= 0, so s = 1 - a / 4 can be negative too: replay both in f32.
+    half, quarter, one = np.float32(0.5), np.float32(-0.25), np.float32(1.0)
+    s1 = x * half + one
+    a = s1 * s1
+    s2 = a * quarter + one
+    expect = int(np.flatnonzero((s1 < 0) | (s2 < 0))[0])
+    # A small capacity: the search goes a few invocations per dispatch.
+    found = first_break(debug_session, case, "s < 0.0", capacity=64)
+    assert found is not None
+    t, step, linear = found
+    assert linear == expect and t.invocation == (expect, 0, 0)
+    assert t.steps[step].name == "s" and t.steps[step].value < 0
+    assert first_break(debug_session, case, "s > 1e30") is None
+    with pytest.raises(UserError, match="records no 'nosuch'"):
+        first_break(debug_session, case, "nosuch > 1.0")

@@ -11,6 +11,7 @@ import pytest
 
 from workbench.errors import UserError
 from workbench.session import Session
+from workbench.workgroups.breaks import break_at
 from workbench.workgroups.debug import Step, invocation_of, trace
 
 f32 = np.float32
@@ -213,6 +214,45 @@ def test_a_planted_nan_is_seen_with_its_operands(debug_session: Session):
     assert json.loads(json.dumps(t.to_json()))["steps"][q.step]["value"] == "NaN"
 
 
+def test_matrices_and_structs_are_values(debug_session: Session):
+    x = np.linspace(-1, 1, 1024, dtype=np.float32)
+    case = debug_session.case("composite", inputs={"x": x})
+    t = trace(debug_session, case, (7, 0, 0))
+    assert t.outputs_identical
+    v = x[7]
+    m = [[float(v), 2.0], [3.0, 7.0]]  # its columns
+    body = {"pos": [float(v), 1.0], "mass": float(f32(v * f32(2))), "rot": m}
+    # q.pos = rot * pos * 0.5, in f32: column-major rot times pos, then each component halved.
+    rot = np.array(m, np.float32).T
+    pos = np.array([v, 1.0], np.float32)
+    moved = [float(f32(f32(rot[r, 0] * pos[0] + rot[r, 1] * pos[1]) * f32(0.5))) for r in (0, 1)]
+    got = [(st.kind, st.name, st.type, st.value, st.depth) for st in t.steps]
+    assert [g[:2] for g in got] == [
+        ("assign", "i"),
+        ("load", "x[i]"),
+        ("assign", "v"),
+        ("assign", "m"),
+        ("assign", "b"),
+        ("param", "b"),
+        ("param", "t"),
+        ("assign", "q"),
+        ("assign", "q.pos"),
+        ("return", "return"),
+        ("assign", "q"),
+        ("store", "y[i]"),
+    ]
+    assert got[3] == ("assign", "m", "mat2x2<f32>", m, 0)
+    assert got[4] == ("assign", "b", "Body", body, 0)
+    assert got[5] == ("param", "b", "Body", body, 1)
+    assert got[7] == ("assign", "q", "Body", body, 1)
+    # (approx: the GPU may fuse the matrix product's multiply-adds)
+    assert got[8][2] == "vec2<f32>" and got[8][3] == pytest.approx(moved, rel=1e-6)
+    assert got[9][2:] == ("Body", {**body, "pos": got[8][3]}, 1)
+    assert got[10][3] == got[9][3] and got[10][4] == 0
+    js = t.to_json()["steps"]
+    assert js[4]["value"] == body and js[3]["value"] == m
+
+
 def test_a_full_trace_says_where_it_stopped(debug_session: Session):
     x = np.full(1024, 0.01, np.float32)
     case = debug_session.case("early_break", inputs={"x": x})
@@ -321,3 +361,14 @@ def test_two_index_workgroup_tile_has_flat_indices(debug_session: Session):
         ("store", "y[gid.y * 8u + gid.x]", float(x[29]), 43),
     ]
     assert t.outputs_identical
+
+
+def test_conditions_reach_into_members_columns_and_components(debug_session: Session):
+    x = np.linspace(-1, 1, 1024, dtype=np.float32)
+    case = debug_session.case("composite", inputs={"x": x})
+    t = trace(debug_session, case, (7, 0, 0))
+    names = [st.name for st in t.steps]
+    assert break_at(t, "b.mass < 0.0") == names.index("b")  # x[7] < 0: mass = 2 x[7]
+    assert break_at(t, "m[1].y == 7.0") == names.index("m")  # column 1, row 1: f32(i)
+    assert break_at(t, "b.rot[0].x == v") == names.index("b")
+    assert break_at(t, "q.pos.y > 100.0") is None

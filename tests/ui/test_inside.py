@@ -17,6 +17,7 @@ from textual.widgets import DataTable, Static, TabbedContent
 
 from workbench.app import WorkbenchApp
 from workbench.screens.workgroup_steps import WorkgroupStepScreen
+from workbench.widgets.array_view import FOLD, ArrayView
 from workbench.widgets.footprint_picture import FootprintPicture
 
 from .conftest import SIZE, open_at, press_settled, run_async
@@ -147,6 +148,21 @@ async def test_the_workgroup_key_steps_forward_and_back_and_ends_as_one_dispatch
         assert screen.has_class("source")
         await press_settled(pilot, "escape")
         assert app.screen is app.main
+
+
+@run_async
+async def test_the_workgroup_stepper_follows_the_changed_elements_and_shows_inputs(inside_corpus):
+    app = _app(inside_corpus)
+    async with app.run_test(size=SIZE) as pilot:
+        await open_at(pilot, "reverse.wgsl:reverse_tiles", n="256")
+        await press_settled(pilot, "w", "n", "n")  # workgroup 1 writes y[64..127]
+        screen = app.screen
+        assert isinstance(screen, WorkgroupStepScreen)
+        view = screen.query_one("#wg-array", ArrayView)
+        assert view.cursor == (64 // FOLD, 0)  # its first element, in rows of FOLD
+        await press_settled(pilot, "o")  # then the input x, as given
+        legend = str(screen.query_one("#wg-legend", Static).render())
+        assert legend.startswith("x 256: an input, read by the dispatch")
 
 
 def _at(

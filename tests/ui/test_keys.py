@@ -57,6 +57,7 @@ def test_every_declared_binding_comes_from_the_registry() -> None:
     [
         ("steps", ("steps_next", "steps_back", "steps_reset", "steps_end")),
         ("workgroups", ("wg_next", "wg_back", "wg_first", "wg_end")),
+        ("debug", ("debug_next", "debug_back", "debug_first", "debug_last")),
     ],
 )
 def test_the_steppers_share_one_scheme(scope: str, ids: tuple[str, ...]) -> None:

@@ -12,13 +12,11 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-import numpy as np
-
 from workbench.cli.common import add_case_options, build_case, open_session, print_json
 from workbench.errors import UserError
 from workbench.units import fmt_count
 from workbench.wgsl.trace import DEFAULT_CAPACITY
-from workbench.workgroups.breaks import break_at
+from workbench.workgroups.breaks import break_at, first_break
 from workbench.workgroups.debug import (
     MAX_CAPACITY,
     Difference,
@@ -26,11 +24,11 @@ from workbench.workgroups.debug import (
     NonFinite,
     Step,
     Trace,
-    Value,
     first_difference,
     first_nonfinite,
     invocation_of,
     parse_element,
+    show,
     trace,
     writers,
 )
@@ -73,6 +71,12 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="end the trace at the first step where EXPR holds (acc > 1e6, isnan(x), i == 17u)",
     )
     p.add_argument(
+        "--any",
+        action="store_true",
+        help="with --break: search every invocation; trace the first (smallest linear id) "
+        "in which EXPR holds",
+    )
+    p.add_argument(
         "--workgroup-memory",
         action="store_true",
         help="show every var<workgroup> array as the invocation sees it after each barrier",
@@ -96,7 +100,13 @@ def cmd_debug(args: argparse.Namespace) -> int:
     if not 1 <= args.capacity <= MAX_CAPACITY:
         raise UserError(f"--capacity must be between 1 and {MAX_CAPACITY:,}, got {args.capacity}")
     chosen = [args.invocation, args.workgroup or args.local, args.element, args.first_nonfinite]
-    if sum(bool(c) for c in chosen) != 1:
+    if args.any:
+        if not args.break_expr or any(chosen):
+            raise UserError(
+                "--any searches every invocation for --break EXPR: give --break, and no "
+                "--invocation, --workgroup, --element or --first-nonfinite"
+            )
+    elif sum(bool(c) for c in chosen) != 1:
         raise UserError(
             "name one invocation: --invocation X,Y,Z, --workgroup X,Y,Z with --local X,Y,Z, "
             "--element 'BINDING[i]' or --first-nonfinite"
@@ -118,7 +128,24 @@ def cmd_debug(args: argparse.Namespace) -> int:
     extra: dict[str, Any] = {}
     nonfinite: NonFinite | None = None
     lines: list[str] = []
-    if args.first_nonfinite:
+    if args.any:
+        searched = first_break(session, case, args.break_expr, args.capacity)
+        if searched is None:
+            extra["break"] = None
+            if args.json:
+                print_json({"kernel": case.name, **extra})
+            else:
+                print(f"{case.name}: {args.break_expr} holds in no invocation of the dispatch")
+            return 0
+        t, first, linear = searched
+        extra["break"] = first
+        extra["break_invocation"] = list(t.invocation)
+        t.steps = t.steps[: first + 1]
+        lines.append(
+            f"break: {args.break_expr} first holds in invocation {_ids(t.invocation)} "
+            f"(linear id {linear:,}, the smallest), after step {first}"
+        )
+    elif args.first_nonfinite:
         found = first_nonfinite(session, case, args.capacity)
         if found is None:
             extra["first_nonfinite"] = None
@@ -129,7 +156,7 @@ def cmd_debug(args: argparse.Namespace) -> int:
             return 0
         nonfinite, t = found
         extra["first_nonfinite"] = nonfinite.to_json()
-        lines.append(_nonfinite_line(nonfinite))
+        lines.append(nonfinite_line(nonfinite))
     else:
         if args.element:
             binding, flat = parse_element(args.element, case)
@@ -155,7 +182,7 @@ def cmd_debug(args: argparse.Namespace) -> int:
         else:
             gid = invocation_of(case, None, given["workgroup"], given["local"])
         t = trace(session, case, gid, args.capacity, memory=args.workgroup_memory)
-    if args.break_expr:
+    if args.break_expr and not args.any:
         hit = break_at(t, args.break_expr)
         extra["break"] = None if hit is None else hit
         if hit is not None:
@@ -181,7 +208,7 @@ def _ids(v: tuple[int, int, int]) -> str:
     return ",".join(map(str, v))
 
 
-def _nonfinite_line(nf: NonFinite) -> str:
+def nonfinite_line(nf: NonFinite) -> str:
     ops = ", ".join(f"{k} = {show(v, '')}" for k, v in nf.operands.items())
     return (
         f"first non-finite: {nf.step.name} = {show(nf.step.value, nf.step.type)} at "
@@ -201,36 +228,14 @@ def _difference_line(a: Trace, b: Trace, d: Difference | None) -> str:
     )
 
 
-def show(v: Value | None, type_text: str) -> str:
-    """A value as the shortest text that reads back as the same f32/f16 value."""
-    if v is None:
-        return "-"
-    if isinstance(v, list):
-        return "(" + ", ".join(show(x, type_text) for x in v) + ")"
-    if isinstance(v, bool):
-        return str(v).lower()
-    if isinstance(v, float):
-        return str(np.float16(v) if "f16" in type_text else np.float32(v))
-    return str(v)
-
-
 AROUND = 12  # steps shown before and after the step a search found
 
 
 def print_trace(t: Trace, lines: list[str], focus: int | None = None) -> None:
     """The trace as a table; with `focus`, only the steps around that one."""
-    if t.outputs_identical:
-        same = "outputs identical with and without instrumentation"
-    elif t.instrumentation_changed:
-        same = f"OUTPUTS DIFFER with instrumentation: {', '.join(t.instrumentation_changed)}"
-    else:
-        same = (
-            f"outputs {', '.join(t.unsteady)} differ with instrumentation as two plain runs do "
-            "(the kernel is not deterministic on this adapter)"
-        )
     print(
         f"{t.kernel}: invocation {_ids(t.invocation)} (workgroup {_ids(t.workgroup)}, local "
-        f"{_ids(t.local)}), {fmt_count(len(t.steps), 'step')}; {same}"
+        f"{_ids(t.local)}), {fmt_count(len(t.steps), 'step')}; {t.outputs_line()}"
     )
     for line in lines:
         print(f"  {line}")

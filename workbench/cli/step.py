@@ -9,9 +9,11 @@ import re
 from pathlib import Path
 from typing import Any
 
+from workbench.cli import debug as debug_cli
 from workbench.cli.common import add_corpus_adapter, open_session, parse_pairs, print_json
 from workbench.errors import UserError
 from workbench.pipelines import corpus_pipelines, load_pipeline, shipped_names
+from workbench.pipelines.nonfinite import StepNonFinite, first_nonfinite_step
 from workbench.pipelines.plan import plan
 from workbench.pipelines.report import PipelineReport, step_pipeline
 from workbench.pipelines.snapshots import DEFAULT_CAP
@@ -44,6 +46,12 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="memory kept for per-step snapshots, e.g. 64MiB (default %(default)s); the oldest "
         "go first",
     )
+    p.add_argument(
+        "--first-nonfinite",
+        action="store_true",
+        help="name the first step that made a NaN or infinity from finite inputs, and the "
+        "invocation and line inside it",
+    )
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(handler=cmd_step)
 
@@ -66,11 +74,27 @@ def cmd_step(args: argparse.Namespace) -> int:
     if args.to is not None and not 0 <= args.to <= len(planned.steps):
         raise UserError(f"--to {args.to}: {planned.name} has steps 1 to {len(planned.steps)}")
     report = step_pipeline(session, planned, args.to, args.divergence, cap)
+    nonfinite = first_nonfinite_step(report.stepper) if args.first_nonfinite else None
     if args.json:
-        print_json(report.to_json(session.adapter.label))
+        extra = {"first_nonfinite_step": nonfinite.to_json() if nonfinite else None}
+        print_json(report.to_json(session.adapter.label) | (extra if args.first_nonfinite else {}))
     else:
         print_report(report, session.adapter.label)
+        if args.first_nonfinite:
+            print("  " + nonfinite_line(nonfinite))
     return 0 if report.ok else 1
+
+
+def nonfinite_line(nf: StepNonFinite | None) -> str:
+    if nf is None:
+        return "first non-finite: no step made a NaN or infinity from finite inputs"
+    gained = ", ".join(f"{b} {fmt_count(n, 'non-finite element')}" for b, n in nf.gained.items())
+    inside = (
+        debug_cli.nonfinite_line(nf.found).removeprefix("first non-finite: ")
+        if nf.found
+        else "no invocation made one in a traced run of that step (see workbench debug)"
+    )
+    return f"first non-finite: step {nf.step} ({nf.kernel}) gained {gained}; inside it: {inside}"
 
 
 def print_report(report: PipelineReport, adapter: str) -> None:

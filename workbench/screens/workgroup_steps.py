@@ -2,7 +2,8 @@
 
 Keys (the registry's `workgroups` scope, the steppers' one scheme): n/→ next, N many, b/← back,
 z/home to the start, e/end to the end. Buffers persist between steps, so a scatter or an accumulation builds up in front of you; the
-elements the last step changed are shown red against the state before it. Each step is a job
+elements the last step changed are shown red against the state before it, and the view moves to
+the first of them; `o` goes through the buffers the dispatch writes, then its inputs. Each step is a job
 (`WorkgroupStepJob`) whose result, the buffers after it, comes back to `_stepped`. `s` shows the instrumented
 module (the guard, and where it was put).
 """
@@ -11,6 +12,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, ClassVar
 
+import numpy as np
 from rich.syntax import Syntax
 from rich.text import Text
 from textual.app import ComposeResult
@@ -26,7 +28,7 @@ from workbench.session import Case, Session
 from workbench.units import fmt_count, fmt_int
 from workbench.viewmodel.jobs import WorkgroupStepJob
 from workbench.viewmodel.keys import key
-from workbench.widgets.array_view import ArrayView
+from workbench.widgets.array_view import FOLD, ArrayView
 from workbench.widgets.key_footer import KeyFooter
 from workbench.workgroups.stepper import WorkgroupStep, WorkgroupStepper
 
@@ -48,7 +50,9 @@ class WorkgroupStepScreen(RunsJobs, Screen[None]):
     def __init__(self, session: Session, case: Case) -> None:
         super().__init__()
         self.stepper = WorkgroupStepper(session, case)
-        self.names = list(self.stepper.current.buffers)
+        # The buffers the dispatch writes, then its inputs (viewable; no step changes them).
+        written = list(self.stepper.current.buffers)
+        self.names = written + [n for n in case.inputs if n not in written]
         self.shown = 0
         self.busy = False
 
@@ -146,13 +150,32 @@ class WorkgroupStepScreen(RunsJobs, Screen[None]):
         if not self.names:
             return
         name = self.names[self.shown]
+        if name not in state.buffers:  # an input: as given, whatever the step
+            data = case.inputs[name]
+            self.query_one("#wg-array", ArrayView).show(_shaped(data))
+            self._say(
+                f"{name} {'x'.join(map(str, data.shape))}: an input, read by the dispatch  ·  "
+                f"{key('wg_output')}: next buffer ({len(self.names)})"
+            )
+            return
         data = state.buffers[name]
         previous = st.states[-2].buffers[name] if len(st.states) > 1 and state.hi else None
-        shaped = data.reshape(data.shape[0], -1) if data.ndim > 2 else data
+        shaped = _shaped(data)
         ref = previous.reshape(shaped.shape) if previous is not None else None
-        self.query_one("#wg-array", ArrayView).show(shaped, ref=ref)
-        changed = len(state.changed.get(name, ()))
+        view = self.query_one("#wg-array", ArrayView)
+        view.show(shaped, ref=ref)
+        changed = state.changed.get(name, np.zeros(0, np.int64))
+        if changed.size and state.hi:  # the view follows what the step changed: its first
+            first = int(changed[0])
+            cols = FOLD if shaped.ndim == 1 else shaped.shape[1]
+            view.move_to(first // cols, first % cols)
         self._say(
-            f"{name} {'x'.join(map(str, data.shape))}: {fmt_count(changed, 'element')} changed by the last "
-            f"step (red)  ·  {key('wg_output')}: next buffer ({len(self.names)})"
+            f"{name} {'x'.join(map(str, data.shape))}: {fmt_count(changed.size, 'element')} "
+            f"changed by the last step (red; the view starts at the first)  ·  "
+            f"{key('wg_output')}: next buffer ({len(self.names)})"
         )
+
+
+def _shaped(data: np.ndarray) -> np.ndarray:
+    """At most two dimensions: the first axis, the rest flattened."""
+    return data.reshape(data.shape[0], -1) if data.ndim > 2 else data

@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from workbench.pipelines.stepper import Stepper
     from workbench.session import Budget, Case, Run, Session, Status
     from workbench.specs.base import KernelSpec
+    from workbench.viewmodel.debug import Debugged, Pick
     from workbench.viewmodel.form import FormState
     from workbench.wgsl.corpus import Kernel
     from workbench.workgroups.footprint import Footprint
@@ -63,6 +64,7 @@ WORKGROUP_STEP = Work("workgroup step", "running workgroups of")
 PIPELINE = Work("pipeline step", "stepping")
 CORPUS = Work("corpus read", "reading the corpus")
 ADAPTER = Work("adapter switch", "opening the adapter")
+DEBUG = Work("debug trace", "tracing")
 
 
 def ui_budget(config: Config, ms: float, flush: bool = False) -> Budget:
@@ -395,6 +397,54 @@ class WorkgroupStepJob(Job["WorkgroupStep"]):
     def execute(self, ctx: Context) -> WorkgroupStep:
         with ctx.gpu():
             return self.stepper.step(self.count)
+
+
+@dataclass(frozen=True)
+class DebugJob(Job["Debugged"]):
+    """Trace one invocation of `case`: the one `pick` names (an invocation, or the last writer
+    of an element), or with `nonfinite` the first to make a NaN or infinity from finite
+    operands."""
+
+    work: ClassVar[Work] = DEBUG
+    session: Session
+    case: Case
+    pick: Pick | None = None
+    nonfinite: bool = False
+
+    def execute(self, ctx: Context) -> Debugged:
+        from workbench.viewmodel.debug import Debugged
+        from workbench.workgroups.debug import first_nonfinite, parse_element, trace, writers
+
+        case = self.case
+        with ctx.gpu():
+            if self.nonfinite:
+                ctx.progress("searching every invocation for a NaN or infinity", None)
+                found = first_nonfinite(self.session, case)
+                if found is None:
+                    raise UserError(
+                        f"{case.name}: no invocation made a NaN or infinity from finite operands"
+                    )
+                nf, t = found
+                return Debugged(t, f"first non-finite value: {nf.step.name}", nf)
+            pick = self.pick
+            if pick is not None and pick.element:
+                binding, flat = parse_element(pick.element, case)
+                ctx.progress(f"finding the invocations that write {binding}[{flat}]", None)
+                stores = writers(self.session, case, binding, flat)
+                if not stores:
+                    raise UserError(f"{pick.element}: no invocation wrote it in this dispatch")
+                w = stores[-1]
+                gid = w.invocation
+                found_by = (
+                    f"{pick.element} was last written by invocation {','.join(map(str, gid))} "
+                    f"at {w.file}:{w.line}"
+                )
+            else:
+                gid = pick.invocation if pick is not None and pick.invocation else (0, 0, 0)
+                found_by = ""
+            ctx.progress(f"tracing invocation {','.join(map(str, gid))}", None)
+            # With each workgroup array as the invocation sees it after each barrier.
+            return Debugged(trace(self.session, case, gid, memory=True), found_by)
 
 
 @dataclass(frozen=True)

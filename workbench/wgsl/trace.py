@@ -16,8 +16,8 @@ attempted, the capacity, the dispatch's extent in invocations along x and y, the
 invocation's id x, y, z, the mode, then for `MODE_SCAN` the atomic count of invocations that made
 a non-finite value and the atomic minimum of their linear ids, for `MODE_WATCH` the watched
 element's index, and a spare word) and then `RECORD_WORDS` words per record: the location word,
-the index, the call depth, a spare word, and the value's bits in four words (f32/i32 bitcast,
-bool 0/1, f16 through `pack2x16float`, vectors one word per component; in `MODE_WATCH` the
+the index, the call depth, the invocation's linear id, and the value's bits in four words
+(f32/i32 bitcast, bool 0/1, f16 through `pack2x16float`, vectors one word per component; in `MODE_WATCH` the
 storing invocation's id instead). The location word holds the id that indexes
 `TracePlan.locations` (what a record is: its kind, the name and type of its value, where it is in
 the module's text and what it was computed from), the kind again in bits 24-27 for the recorder,
@@ -51,8 +51,9 @@ from workbench.wgsl.types import WType
 TRACE_NAME = "wb_trace"
 HEADER_WORDS = 12
 # Modes (header word 7): trace the chosen invocation; scan every invocation for its first
-# non-finite value; list the invocations that store to the watched element.
-MODE_TRACE, MODE_SCAN, MODE_WATCH = 0, 1, 2
+# non-finite value; list the invocations that store to the watched element; trace every
+# invocation whose linear id is in [chosen.x, chosen.y) (each record holds its linear id).
+MODE_TRACE, MODE_SCAN, MODE_WATCH, MODE_RANGE = 0, 1, 2, 3
 WATCHED = 0x80000000  # location word bit: a store to the watched binding
 LOCATION_MASK = 0xFFFFFF  # location word bits: the location id (bits 24-27: its kind)
 RECORD_WORDS = 8
@@ -76,6 +77,14 @@ class Location:
     type: str
     offset: int
     operands: tuple[str, ...] = ()  # the names and loads the value was computed from
+    function: str = ""  # the function whose body it is in (the call stack's frames)
+    # A matrix or struct value is recorded in `parts` records, one per column or member (each
+    # of the part's own `type`), at consecutive location ids: this is part `part`, at `path`
+    # (`[1]`, `.pos`) of a value of type `whole`.
+    whole: str = ""
+    part: int = 0
+    parts: int = 0
+    path: str = ""
 
 
 @dataclass
@@ -113,6 +122,35 @@ def scalar_type(t: WType) -> str | None:
     return scalar if t.kind == "scalar" else f"vec{t.count}<{scalar}>"
 
 
+MAX_PARTS = 16  # columns or members of a matrix or struct value recorded; a larger one is not
+
+
+def value_parts(t: WType) -> list[tuple[str, str]] | None:
+    """How a matrix or struct value is recorded: (path, scalar or vector type) per column of a
+    matrix, per member of a struct (nested matrices and structs by their parts; arrays left
+    out). None when `t` is neither, or has no part that can be recorded."""
+    if t.kind == "matrix" and t.scalar is not None:
+        column = scalar_type(WType("vector", "", t.scalar, t.rows))
+        return [(f"[{c}]", column) for c in range(t.count or 0)] if column else None
+    if t.kind != "struct" or t.text.startswith("__"):  # builtins' result structs: unnamable
+        return None
+    if any(m.type.kind == "atomic" or m.type.runtime_sized for m in t.members):
+        return None
+    out: list[tuple[str, str]] = []
+    for m in t.members:
+        single = scalar_type(m.type)
+        inner = [("", single)] if single else (value_parts(m.type) or [])
+        out += [(f".{m.name}{path}", part) for path, part in inner]
+    return out or None
+
+
+def whole_type(t: WType) -> str:
+    """The WGSL text of a matrix or struct type, as the recorders declare it."""
+    if t.kind == "matrix":
+        return f"mat{t.count}x{t.rows}<{_CONCRETE.get(t.scalar or 'f32', t.scalar)}>"
+    return t.text
+
+
 def _tag(type_text: str) -> str:
     return type_text.replace("<", "").replace(">", "")
 
@@ -148,7 +186,23 @@ def _recorder(type_text: str) -> str:
     )
 
 
-def _definitions(group: int, binding: int, types: list[str]) -> str:
+def _composite(type_text: str, parts: list[tuple[str, str]]) -> str:
+    """The recorders of a matrix or struct type: one record per part, at consecutive ids."""
+    calls = "".join(
+        f" wb_rec_{_tag(part)}(loc + {k}u, idx, v{path});" for k, (path, part) in enumerate(parts)
+    )
+    tag = _tag(type_text)
+    return (
+        f"fn wb_rec_{tag}(loc: u32, idx: u32, v: {type_text}) {{ if (!wb_live) {{ return; }}"
+        f"{calls} }}\n"
+        f"fn wb_see_{tag}(v: {type_text}, loc: u32, idx: u32) -> {type_text} {{ "
+        f"wb_rec_{tag}(loc, idx, v); return v; }}\n"
+    )
+
+
+def _definitions(
+    group: int, binding: int, types: list[str], composites: dict[str, list[tuple[str, str]]]
+) -> str:
     load = KINDS.index("load")
     head = f"""// workbench: trace of one invocation (a debug run only)
 struct WbTrace {{ next: atomic<u32>, cap: u32, ext: vec2<u32>, chosen: vec4<u32>, hits: atomic<u32>, first: atomic<u32>, watch: u32, pad: u32, words: array<vec4<u32>> }}
@@ -157,6 +211,7 @@ var<private> wb_on: bool;
 var<private> wb_live: bool;
 var<private> wb_mode: u32;
 var<private> wb_gid: vec3<u32>;
+var<private> wb_lin: u32;
 var<private> wb_depth: u32;
 var<private> wb_seen: bool;
 var<private> wb_count: u32;
@@ -164,8 +219,12 @@ var<private> wb_cap: u32;
 fn wb_start(gid: vec3<u32>) {{
     wb_gid = gid;
     wb_mode = {TRACE_NAME}.chosen.w;
-    wb_on = wb_mode == {MODE_TRACE}u && all(gid == {TRACE_NAME}.chosen.xyz);
-    wb_live = wb_on || wb_mode != {MODE_TRACE}u;
+    let e = {TRACE_NAME}.ext;
+    wb_lin = gid.x + e.x * (gid.y + e.y * gid.z);
+    let c = {TRACE_NAME}.chosen;
+    wb_on = (wb_mode == {MODE_TRACE}u && all(gid == c.xyz))
+        || (wb_mode == {MODE_RANGE}u && wb_lin >= c.x && wb_lin < c.y);
+    wb_live = wb_on || wb_mode == {MODE_SCAN}u || wb_mode == {MODE_WATCH}u;
     if (wb_on) {{
         wb_cap = {TRACE_NAME}.cap;
     }}
@@ -190,14 +249,17 @@ fn wb_keep(first: vec4<u32>, second: vec4<u32>) {{
 }}
 fn wb_put(loc: u32, idx: u32, v: vec4<u32>, nonfinite: bool) {{
     if (wb_on) {{
-        wb_own(vec4<u32>(loc, idx, wb_depth, 0u), v);
+        if (wb_mode == {MODE_RANGE}u) {{
+            wb_keep(vec4<u32>(loc, idx, wb_depth, wb_lin), v);  // several invocations: atomic
+        }} else {{
+            wb_own(vec4<u32>(loc, idx, wb_depth, wb_lin), v);
+        }}
     }} else if (wb_mode == {MODE_SCAN}u) {{
         if (nonfinite && !wb_seen) {{
             wb_seen = true;
             if (((loc >> 24u) & 15u) != {load}u) {{
                 atomicAdd(&{TRACE_NAME}.hits, 1u);
-                let e = {TRACE_NAME}.ext;
-                atomicMin(&{TRACE_NAME}.first, wb_gid.x + e.x * (wb_gid.y + e.y * wb_gid.z));
+                atomicMin(&{TRACE_NAME}.first, wb_lin);
             }}
         }}
     }} else if (wb_mode == {MODE_WATCH}u) {{
@@ -207,7 +269,9 @@ fn wb_put(loc: u32, idx: u32, v: vec4<u32>, nonfinite: bool) {{
     }}
 }}
 """
-    return head + "".join(_recorder(t) for t in types)
+    return head + "".join(
+        _composite(t, composites[t]) if t in composites else _recorder(t) for t in types
+    )
 
 
 class _Instrumenter:
@@ -223,10 +287,12 @@ class _Instrumenter:
         self.edits: list[_Edit] = []
         self.locations: list[Location] = []
         self.types: dict[str, None] = {}  # recorded value types, in first-use order
+        self.composites: dict[str, list[tuple[str, str]]] = {}  # matrix/struct types' parts
         self.returns: dict[str, None] = {}  # return types of instrumented functions
         self.counter = 0
         self.functions = {f.name for f in tree.functions()}
         self.entry_prologue = ""  # after `wb_start`: the untraced invocations' way out
+        self.function_name = ""  # the function being walked
 
     # -- helpers --------------------------------------------------------------------------
     def loc(
@@ -242,9 +308,30 @@ class _Instrumenter:
         watched binding."""
         if type_text:
             self.types.setdefault(type_text, None)
-        self.locations.append(Location(kind, name, type_text, offset, operands))
+        first = len(self.locations)
+        parts = self.composites.get(type_text)
+        if parts is None:
+            self.locations.append(
+                Location(kind, name, type_text, offset, operands, self.function_name)
+            )
+        for k, (path, part) in enumerate(parts or []):
+            self.types.setdefault(part, None)
+            self.locations.append(
+                Location(
+                    kind,
+                    name,
+                    part,
+                    offset,
+                    operands,
+                    self.function_name,
+                    type_text,
+                    k,
+                    len(parts or []),
+                    path,
+                )
+            )
         code = len(KINDS) if kind == MEMORY else KINDS.index(kind)
-        word = (len(self.locations) - 1) | (code << 24)
+        word = first | (code << 24)
         return word | (WATCHED if watched else 0)
 
     def operands(self, *roots: s.Expr) -> tuple[str, ...]:
@@ -269,8 +356,20 @@ class _Instrumenter:
         self.edits.append(_Edit(span[0], span[1], span, prefix, suffix, outer))
 
     def type_of(self, e: s.Expr) -> str | None:
-        t = self.checker.types.get(id(e))
-        return scalar_type(t) if t is not None else None
+        return self.recordable(self.checker.types.get(id(e)))
+
+    def recordable(self, t: WType | None) -> str | None:
+        """The type text a value of type `t` is recorded as (a matrix or struct: its parts,
+        the recorders for it noted), or None when it is not recorded."""
+        if t is None:
+            return None
+        single = scalar_type(t)
+        parts = None if single else value_parts(t)
+        if parts is None or len(parts) > MAX_PARTS:
+            return single
+        text = whole_type(t)
+        self.composites[text] = parts
+        return text
 
     def src(self, node: s.Expr) -> str:
         return self.text[node.span[0] : node.span[1]]
@@ -331,19 +430,20 @@ class _Instrumenter:
 
     # -- functions ------------------------------------------------------------------------
     def function(self, fn: s.Function, entry: bool, gid: str) -> None:
+        self.function_name = fn.name
         open_at = fn.body.span[0] + 1
         if entry:
             self.insert(open_at, f" wb_start({gid});{self.entry_prologue}")
         else:
             prologue = " wb_depth++;"
             for p in fn.params:
-                t = scalar_type(self.checker.resolve_type(p.type))
+                t = self.recordable(self.checker.resolve_type(p.type))
                 if t:
                     prologue += self.record("param", p.name, t, p.span[0], p.name, "0u")
             self.insert(open_at, prologue)
         result = None
         if fn.result is not None and not entry:
-            result = scalar_type(self.checker.resolve_type(fn.result))
+            result = self.recordable(self.checker.resolve_type(fn.result))
         self.block(fn.body, fn, result, entry)
         last = fn.body.body[-1] if fn.body.body else None
         if not entry and fn.result is None and not isinstance(last, s.Return):
@@ -360,7 +460,7 @@ class _Instrumenter:
         if isinstance(st, s.VarDecl) and st.kind in ("let", "var") and st.init is not None:
             t = self.type_of(st.init)
             if st.type is not None:
-                t = scalar_type(self.checker.resolve_type(st.type))
+                t = self.recordable(self.checker.resolve_type(st.type))
             if t:
                 why = self.operands(st.init)
                 self.insert(end, self.record("assign", st.name, t, st.span[0], st.name, "0u", why))
@@ -474,7 +574,7 @@ class _Instrumenter:
         if isinstance(st, s.For) and isinstance(st.init, s.VarDecl):
             init_t = self.type_of(st.init.init) if st.init.init is not None else None
             if st.init.type is not None:
-                init_t = scalar_type(self.checker.resolve_type(st.init.type))
+                init_t = self.recordable(self.checker.resolve_type(st.init.type))
             if init_t:
                 name, t, value = st.init.name, init_t, st.init.name
         self.insert(st.span[0], f"var {it}: u32 = 0u; ")
@@ -602,7 +702,7 @@ def instrument_trace(kernel: Kernel, watch: str = "", memory: bool = False) -> T
     edits = sorted(work.edits, key=lambda e: (e.start, -(e.end - e.start), not e.outer))
     edited = work.render(0, len(text), edits)
     group, binding = free_binding(kernel)
-    appended = _definitions(group, binding, list(work.types)) + plain
+    appended = _definitions(group, binding, list(work.types), work.composites) + plain
     appended += "".join(
         f"fn wb_ret_{_tag(t)}(v: {t}) -> {t} {{ wb_depth--; return v; }}\n" for t in work.returns
     )

@@ -59,6 +59,15 @@ class FootprintPicture(Widget, can_focus=True):
         self.refresh(layout=True)
         self._announce()
 
+    def element(self) -> tuple[str, int] | None:
+        """The output and flat index of the first element under the cursor, if any."""
+        pic = self._picture
+        if pic is None:
+            return None
+        r0, _, c0, _ = pic.elements(*self.cursor)
+        flat = pic.flat(r0, c0)
+        return (pic.output.name, flat) if flat < pic.output.elements else None
+
     def clear(self) -> None:
         self._picture = None
         self.refresh(layout=True)

@@ -20,7 +20,9 @@ from workbench.session import Case, Session
 from workbench.wgsl.trace import (
     DEFAULT_CAPACITY,
     HEADER_WORDS,
+    LOCATION_MASK,
     MEMORY,
+    MODE_RANGE,
     MODE_SCAN,
     MODE_TRACE,
     MODE_WATCH,
@@ -32,7 +34,8 @@ from workbench.wgsl.trace import (
 from workbench.workgroups.guarded import with_instrumentation, writable
 
 MAX_CAPACITY = 1 << 24
-Value = float | int | bool | list[float] | list[int] | list[bool]
+# A scalar, a vector (a list), a matrix (a list of its columns) or a struct (member -> value).
+Value = float | int | bool | list[Any] | dict[str, Any]
 
 
 @dataclass(frozen=True)
@@ -50,6 +53,7 @@ class Step:
     index: int | None
     depth: int
     operands: tuple[str, ...] = ()  # names and loads the value was made from (not in JSON)
+    function: str = ""  # the function it is in (not in JSON)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -107,6 +111,17 @@ class Trace:
         """The outputs that differ with instrumentation and agree between two plain runs."""
         return [name for name in self.differing if name not in self.unsteady]
 
+    def outputs_line(self) -> str:
+        """Whether the instrumentation changed the outputs, in words."""
+        if self.outputs_identical:
+            return "outputs identical with and without instrumentation"
+        if self.instrumentation_changed:
+            return f"OUTPUTS DIFFER with instrumentation: {', '.join(self.instrumentation_changed)}"
+        return (
+            f"outputs {', '.join(self.unsteady)} differ with instrumentation as two plain runs "
+            "do (the kernel is not deterministic on this adapter)"
+        )
+
     def to_json(self) -> dict[str, Any]:
         return {
             "kernel": self.kernel,
@@ -124,9 +139,26 @@ def json_value(v: Value | None) -> Any:
     the infinities as the strings "NaN", "Inf", "-Inf", vectors as lists."""
     if isinstance(v, list):
         return [json_value(x) for x in v]
+    if isinstance(v, dict):
+        return {k: json_value(x) for k, x in v.items()}
     if isinstance(v, float) and not math.isfinite(v):
         return "NaN" if math.isnan(v) else ("Inf" if v > 0 else "-Inf")
     return v
+
+
+def show(v: Value | None, type_text: str) -> str:
+    """A value as the shortest text that reads back as the same f32/f16 value ("-": none)."""
+    if v is None:
+        return "-"
+    if isinstance(v, list):
+        return "(" + ", ".join(show(x, type_text) for x in v) + ")"
+    if isinstance(v, dict):
+        return "{" + ", ".join(f"{k}: {show(x, type_text)}" for k, x in v.items()) + "}"
+    if isinstance(v, bool):
+        return str(v).lower()
+    if isinstance(v, float):
+        return str(np.float16(v) if "f16" in type_text else np.float32(v))
+    return str(v)
 
 
 def decode(type_text: str, words: np.ndarray) -> Value:
@@ -260,16 +292,7 @@ def trace(
             n for n in differing if again.outputs[n].tobytes() != plain.outputs[n].tobytes()
         ]
     attempted = int(words[0])
-    steps: list[Step] = []
-    views: dict[tuple[int, str], MemoryView] = {}
-    for row in _rows(words, capacity):
-        loc = plan.location(int(row[0]))
-        if loc.kind == MEMORY:
-            key = (len(steps) - 1, loc.name)
-            view = views.setdefault(key, MemoryView(key[0], loc.name, loc.type, []))
-            view.values.append(decode(loc.type, row[4:8]))
-        else:
-            steps.append(_step(case, plan, len(steps), row))
+    steps, views = _steps(case, plan, _rows(words, capacity))
     size = _size(case)
     result = Trace(
         case.name,
@@ -284,10 +307,60 @@ def trace(
         attempted,
         capacity,
     )
-    result.memory = list(views.values())
+    result.memory = views
     if result.truncated:
         result.end = _end_message(result)
     return result
+
+
+def extent(case: Case) -> tuple[int, int, int]:
+    """The dispatch's size in invocations along x, y and z."""
+    return _xyz3([g * n for g, n in zip(case.grid, _size(case), strict=True)])
+
+
+def invocation_at(case: Case, linear: int) -> tuple[int, int, int]:
+    """The global invocation id of a linear id (x fastest)."""
+    ex, ey, _ = extent(case)
+    return linear % ex, (linear // ex) % ey, linear // (ex * ey)
+
+
+def traces_in_range(
+    session: Session, case: Case, plan: TracePlan, capacity: int, lo: int, hi: int
+) -> tuple[dict[int, list[Step]], int]:
+    """One dispatch recording every invocation whose linear id is in [lo, hi): each one's
+    steps by linear id, and the records attempted (more than `capacity`: some were lost)."""
+    _, words = _dispatch(session, case, plan, capacity, MODE_RANGE, (lo, hi, 0))
+    rows = _rows(words, capacity)
+    ids = rows[:, 3].astype(np.int64)
+    # Each invocation's records are in its own order; the invocations' interleave.
+    out = {int(i): _steps(case, plan, rows[ids == i])[0] for i in np.unique(ids)}
+    return out, int(words[0])
+
+
+def _steps(case: Case, plan: TracePlan, rows: np.ndarray) -> tuple[list[Step], list[MemoryView]]:
+    """One invocation's records as steps (a matrix or struct's parts joined into one value),
+    and its views of workgroup memory."""
+    steps: list[Step] = []
+    views: dict[tuple[int, str], MemoryView] = {}
+    k = 0
+    while k < len(rows):
+        row = rows[k]
+        loc = plan.location(int(row[0]))
+        if loc.kind == MEMORY:
+            key = (len(steps) - 1, loc.name)
+            view = views.setdefault(key, MemoryView(key[0], loc.name, loc.type, []))
+            view.values.append(decode(loc.type, row[4:8]))
+            k += 1
+            continue
+        group = rows[k : k + max(loc.parts, 1)]
+        first = int(row[0]) & LOCATION_MASK
+        whole = len(group) == max(loc.parts, 1) and all(
+            int(g[0]) & LOCATION_MASK == first + j for j, g in enumerate(group)
+        )
+        if whole:  # else a value cut by the capacity: left out
+            steps.append(_step(case, plan, len(steps), group))
+        k += len(group) if whole else 1
+    return steps, list(views.values())
 
 
 @dataclass(frozen=True)
@@ -324,11 +397,7 @@ def first_nonfinite(
     hits, first = int(words[8]), int(words[9])
     if not hits:
         return None
-    size = _size(case)
-    extent = [g * n for g, n in zip(case.grid, size, strict=True)]
-    gid = _xyz3(
-        [first % extent[0], (first // extent[0]) % extent[1], first // (extent[0] * extent[1])]
-    )
+    gid = invocation_at(case, first)
     t = trace(session, case, gid, capacity, plan)
     for st in t.steps:
         if st.kind == "load" and _nonfinite(st.value):
@@ -348,8 +417,11 @@ def _operands(t: Trace, st: Step) -> dict[str, Value | None]:
 
 
 def _nonfinite(v: Value | None) -> bool:
-    values = v if isinstance(v, list) else [v]
-    return any(isinstance(x, float) and not math.isfinite(x) for x in values)
+    if isinstance(v, dict):
+        return any(_nonfinite(x) for x in v.values())
+    if isinstance(v, list):
+        return any(_nonfinite(x) for x in v)
+    return isinstance(v, float) and not math.isfinite(v)
 
 
 @dataclass(frozen=True)
@@ -412,7 +484,8 @@ def writers(session: Session, case: Case, binding: str, flat: int) -> list[Write
     capacity = 4096
     _, words = _dispatch(session, case, plan, capacity, MODE_WATCH, watch=flat)
     out = []
-    for k, row in enumerate(_rows(words, capacity)):
+    stores = [r for r in _rows(words, capacity) if plan.location(int(r[0])).part == 0]
+    for k, row in enumerate(stores):  # a matrix or struct's store: its first part
         loc = plan.location(int(row[0]))
         file, line, _ = case.kernel.position(loc.offset)
         out.append(Writer(_xyz3([int(v) for v in row[4:7]]), file, line, k))
@@ -452,15 +525,56 @@ def parse_element(text: str, case: Case) -> tuple[str, int]:
     return name.strip(), flat
 
 
-def _step(case: Case, plan: TracePlan, k: int, row: np.ndarray) -> Step:
+def _step(case: Case, plan: TracePlan, k: int, group: np.ndarray) -> Step:
+    """Step `k` from its records: one, or a matrix or struct's parts."""
+    row = group[0]
     loc = plan.location(int(row[0]))
     file, line, col = case.kernel.position(loc.offset)
-    value = decode(loc.type, row[4:8]) if loc.type else None
+    value: Value | None = decode(loc.type, row[4:8]) if loc.type else None
+    if loc.parts:
+        parts = [(plan.location(int(r[0])), r) for r in group]
+        value = _nest([(p.path, decode(p.type, r[4:8])) for p, r in parts])
     index: int | None = int(row[1])
     if loc.kind in ("assign", "param", "return", "branch", "barrier"):
         index = None
     depth = int(row[2])
-    return Step(k, file, line, col, loc.kind, loc.name, loc.type, value, index, depth, loc.operands)
+    return Step(
+        k,
+        file,
+        line,
+        col,
+        loc.kind,
+        loc.name,
+        loc.whole or loc.type,
+        value,
+        index,
+        depth,
+        loc.operands,
+        loc.function,
+    )
+
+
+def _nest(parts: list[tuple[str, Value]]) -> Value:
+    """A matrix (a list of columns) or struct (member -> value) from its parts' paths: `[1]`,
+    `.pos`, `.rot[0]`."""
+    root: dict[str, Any] = {}
+    for path, v in parts:
+        keys = path.replace("[", ".[").strip(".").split(".")
+        node = root
+        for key in keys[:-1]:
+            node = node.setdefault(key, {})
+        node[keys[-1]] = v
+    nested: Value = _lists(root)
+    return nested
+
+
+def _lists(node: Any) -> Any:
+    """Columns keyed `[0]`, `[1]` ... become a list."""
+    if not isinstance(node, dict):
+        return node
+    if all(k.startswith("[") for k in node):
+        return [_lists(node[k]) for k in sorted(node, key=lambda k: int(k[1:-1]))]
+    return {k: _lists(v) for k, v in node.items()}
 
 
 def _end_message(t: Trace) -> str:

@@ -12,12 +12,20 @@ from functools import partial
 from typing import TypeVar
 
 from workbench.errors import WorkbenchError
-from workbench.messages import JobFailed, JobProgress, OpenBench, OpenCheckAll, OpenWorkgroupSteps
+from workbench.messages import (
+    JobFailed,
+    JobProgress,
+    OpenBench,
+    OpenCheckAll,
+    OpenDebug,
+    OpenWorkgroupSteps,
+)
 from workbench.screens.main.base import MainBase
 from workbench.session import Case, Run
 from workbench.specs.refworker import cancel_all as cancel_references
 from workbench.viewmodel.advice import ui_message
 from workbench.viewmodel.cases import build_case
+from workbench.viewmodel.debug import Pick
 from workbench.viewmodel.feedback import Standing, why_not
 from workbench.viewmodel.form import default_form, parse_form
 from workbench.viewmodel.jobs import (
@@ -35,6 +43,7 @@ from workbench.viewmodel.jobs import (
 from workbench.viewmodel.kernel_state import KernelState
 from workbench.viewmodel.keys import key
 from workbench.viewmodel.status import kernel_key
+from workbench.widgets.panes.diff import DiffPane
 from workbench.widgets.panes.footprint import FootprintPane
 from workbench.widgets.panes.probes import ProbesPane
 
@@ -249,6 +258,33 @@ class KernelWork(MainBase):
             )
             return
         self.post_message(OpenWorkgroupSteps(session, st.case))
+
+    def action_debug(self) -> None:
+        """Open the Debug screen on the planned case, at what the tab on show points to: the
+        Diff tab's highlighted element, the Footprint's element under the cursor (their last
+        writer), the Probes tab's record (its invocation); else invocation 0,0,0."""
+        session, st = self.wb.session, self.current_state()
+        if self.refused("debug") or session is None or st is None:
+            return
+        if st.case is None or not st.planned:
+            self.notify(
+                "no case yet: fix the form, or wait for it to be planned", severity="warning"
+            )
+            return
+        tab = self.tabs.active
+        pick = None
+        element = None
+        if tab == "tab-diff":
+            element = self.query_one(DiffPane).element()
+        elif tab == "tab-footprint":
+            element = self.query_one(FootprintPane).element()
+        elif tab == "tab-probes" and (record := self.query_one(ProbesPane).record()) is not None:
+            size = st.case.kernel.entry_point.workgroup_size if st.case.kernel.entry_point else ()
+            gid = [w * n + v for w, n, v in zip(record.workgroup, size, record.local, strict=True)]
+            pick = Pick(invocation=(gid[0], gid[1], gid[2]))
+        if element is not None:
+            pick = Pick(element=element)
+        self.post_message(OpenDebug(session, st.case, pick))
 
     def action_check_all(self) -> None:
         """Every check of every kernel with a spec, each at the dims of its form."""

@@ -60,6 +60,13 @@ class DiffPane(Vertical):
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self._setting = False
+        self._worst: tuple[str, list[Element]] = ("", [])  # the chosen output's rows
+
+    def element(self) -> str | None:
+        """The highlighted worst element as `NAME[axis=i ...]`, or None when none is listed."""
+        name, rows = self._worst
+        row = self.query_one("#diff-worst", DataTable).cursor_row
+        return f"{name}[{rows[row].where}]" if 0 <= row < len(rows) else None
 
     def compose(self) -> ComposeResult:
         table: DataTable[Text | str] = DataTable(
@@ -95,6 +102,7 @@ class DiffPane(Vertical):
         metrics = self.query_one("#diff-metrics", DataTable)
         metrics.clear()
         self.query_one("#diff-worst", DataTable).clear()
+        self._worst = ("", [])
         select = self.query_one("#diff-which", Select)
         why = self.query_one("#diff-why", DetailLine)
         if run is None or not run.compare:
@@ -148,7 +156,8 @@ class DiffPane(Vertical):
         worst = self.query_one("#diff-worst", DataTable)
         worst.clear()
         ratio = tolerance_ratio(run, name)
-        for element in closest(run, name, self.WORST, ratio):
+        self._worst = (name, closest(run, name, self.WORST, ratio))
+        for element in self._worst[1]:
             worst.add_row(*element_row(element))
         shown = ratio.reshape(-1, ratio.shape[-1]) if ratio.ndim > 2 else ratio
         self.query_one("#diff-heat-title", Static).update(

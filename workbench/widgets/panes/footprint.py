@@ -50,6 +50,11 @@ class FootprintPane(Vertical):
         self._shown, self._index = view.footprint, 0
         self._draw()
 
+    def element(self) -> str | None:
+        """The element under the picture's cursor as `NAME[flat]`, or None."""
+        found = self.query_one(FootprintPicture).element()
+        return f"{found[0]}[{found[1]}]" if found is not None else None
+
     def next_output(self) -> None:
         if self._shown is not None and self._shown.outputs:
             self._index = (self._index + 1) % len(self._shown.outputs)

@@ -18,7 +18,7 @@ from textual.widgets import DataTable, Input, Label, Static
 from workbench.viewmodel.kernel_state import View
 from workbench.viewmodel.keys import key
 from workbench.viewmodel.probes import COLUMNS, filter_records, record_row, summary
-from workbench.workgroups.probes import DEFAULT_CAPACITY, ProbeRun
+from workbench.workgroups.probes import DEFAULT_CAPACITY, ProbeRecord, ProbeRun
 
 SHOWN = 2000  # rows put in the table at most (the counts line says how many matched)
 
@@ -41,6 +41,7 @@ class ProbesPane(Vertical):
         super().__init__(id=id)
         self._shown: ProbeRun | None = None
         self._rows: list[tuple[str, ...]] = []
+        self._records: list[ProbeRecord] = []  # the records listed, in the table's order
 
     def compose(self) -> ComposeResult:
         with Horizontal():
@@ -59,6 +60,11 @@ class ProbesPane(Vertical):
     def invocation(self) -> str:
         """What to record, as typed: "", `WG` or `WG,LID`."""
         return self.query_one("#probes-invocation", Input).value.strip()
+
+    def record(self) -> ProbeRecord | None:
+        """The highlighted record, or None when none is listed."""
+        row = self.query_one("#probes-table", DataTable).cursor_row
+        return self._records[row] if self._shown and 0 <= row < len(self._records) else None
 
     @property
     def capacity(self) -> str:
@@ -86,15 +92,18 @@ class ProbesPane(Vertical):
                     style="dim",
                 )
             )
+            self._records = []
             self._show_rows(table, [])
             return
         try:
             shown = filter_records(run, self.query_one("#probes-filter", Input).value)
         except ValueError as exc:
+            self._records = []
             self._show_rows(table, [])
             line.update(Text(f"show: {exc}", style="red"))
             return
-        self._show_rows(table, [record_row(record) for record in shown[:SHOWN]])
+        self._records = shown[:SHOWN]
+        self._show_rows(table, [record_row(record) for record in self._records])
         style = "bold red" if run.dropped else ""
         line.update(Text(summary(run, shown), style=style))
 
