@@ -41,6 +41,7 @@ from workbench.messages import (
     CorpusLoaded,
     JobFailed,
     OpenBench,
+    OpenCheck,
     OpenCheckAll,
     OpenFailed,
     Opening,
@@ -48,6 +49,7 @@ from workbench.messages import (
     SessionOpened,
 )
 from workbench.screens.bench import BenchScreen
+from workbench.screens.check import CheckScreen
 from workbench.screens.check_all import CheckAllScreen
 from workbench.screens.fixtures import FixturesScreen
 from workbench.screens.help import HelpScreen
@@ -349,6 +351,10 @@ class WorkbenchApp(RunsJobs, KeysInOrder):
     @on(OpenWorkgroupSteps)
     def _open_workgroup_steps(self, message: OpenWorkgroupSteps) -> None:
         self.push_screen(WorkgroupStepScreen(message.session, message.case))
+
+    @on(OpenCheck)
+    def _open_check(self, message: OpenCheck) -> None:
+        self.push_screen(CheckScreen(message.session, message.name, message.make_case))
 
     @on(OpenCheckAll)
     def _open_check_all(self, message: OpenCheckAll) -> None:

@@ -14,7 +14,16 @@ from workbench.viewmodel.keys import key
 
 # Actions that run the current kernel on the GPU (or open a screen that does).
 RUNS = frozenset(
-    {"run", "bench", "gradcheck", "footprint", "probe", "step_workgroups", "bench_variants"}
+    {
+        "run",
+        "check",
+        "bench",
+        "gradcheck",
+        "footprint",
+        "probe",
+        "step_workgroups",
+        "bench_variants",
+    }
 )
 
 

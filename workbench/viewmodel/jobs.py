@@ -151,6 +151,15 @@ class Target:
     form: FormState
     planned: Case | None = None  # the case planned from the form as it is, if any
 
+    def case(self) -> Case:
+        """The case planned from the form, else built from it now (planning work: call it in a
+        worker)."""
+        if self.planned is not None:
+            return self.planned
+        from workbench.viewmodel.cases import build_case
+
+        return build_case(self.session, self.kernel, self.spec, self.form)
+
 
 @dataclass(frozen=True)
 class KernelJob(Job[R]):
@@ -163,12 +172,7 @@ class KernelJob(Job[R]):
         return self.target.session
 
     def case(self) -> Case:
-        t = self.target
-        if t.planned is not None:
-            return t.planned
-        from workbench.viewmodel.cases import build_case
-
-        return build_case(t.session, t.kernel, t.spec, t.form)
+        return self.target.case()
 
 
 @dataclass(frozen=True)
@@ -286,7 +290,8 @@ class StatusJob(Job["Status"]):
 # -- other screens --------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class CheckJob(Job["CheckReport"]):
-    """The default checks of one kernel (the check-all screen runs one per kernel)."""
+    """The default checks of one kernel, as `workbench check` runs them (the check screen runs
+    one, the check-all screen one per kernel)."""
 
     work: ClassVar[Work] = CHECK
     session: Session
@@ -297,7 +302,7 @@ class CheckJob(Job["CheckReport"]):
 
         case = self.make_case()
         with ctx.gpu():
-            return check_case(self.session, case, cancelled=ctx.cancelled)
+            return check_case(self.session, case, progress=ctx.progress, cancelled=ctx.cancelled)
 
 
 @dataclass(frozen=True)

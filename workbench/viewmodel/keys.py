@@ -91,6 +91,15 @@ KEYS: tuple[Key, ...] = (
         "Edit dims",
     ),
     Key(
+        "check",
+        "c",
+        "check",
+        "Check",
+        "check: compare, evidence, gradients, special values, determinism (as `workbench "
+        "check`), with progress; escape cancels",
+        "Check kernel (every check)",
+    ),
+    Key(
         "bench",
         "b",
         "bench",
@@ -460,6 +469,14 @@ KEYS: tuple[Key, ...] = (
         "Cancel / back",
         "Bench: cancel the bench in flight, else back",
         scope="bench",
+    ),
+    Key(
+        "leave_check",
+        "escape",
+        "leave",
+        "Cancel / back",
+        "Check: cancel the checks at their next step, else back",
+        scope="check",
     ),
     Key(
         "leave_check_all",

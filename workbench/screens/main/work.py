@@ -2,7 +2,8 @@
 (`workbench.viewmodel.jobs`) whose typed result goes into the kernel's state; one at a time, shown
 in the verdict bar while in flight, cancelled with escape. Every key acts or says why it cannot
 (`refused`, from `viewmodel.feedback`). The bench, workgroup-stepping and check-all screens are
-asked of the app with a message (`OpenBench`, `OpenWorkgroupSteps`, `OpenCheckAll`).
+asked of the app with a message (`OpenBench`, `OpenWorkgroupSteps`, `OpenCheck`,
+`OpenCheckAll`).
 """
 
 from __future__ import annotations
@@ -12,7 +13,14 @@ from functools import partial
 from typing import TypeVar
 
 from workbench.errors import WorkbenchError
-from workbench.messages import JobFailed, JobProgress, OpenBench, OpenCheckAll, OpenWorkgroupSteps
+from workbench.messages import (
+    JobFailed,
+    JobProgress,
+    OpenBench,
+    OpenCheck,
+    OpenCheckAll,
+    OpenWorkgroupSteps,
+)
 from workbench.screens.main.base import MainBase
 from workbench.session import Case, Run
 from workbench.specs.refworker import cancel_all as cancel_references
@@ -210,6 +218,12 @@ class KernelWork(MainBase):
         )
 
     # -- other screens on the current kernel -----------------------------------------------------
+    def action_check(self) -> None:
+        """Every check of the current kernel at its form's dims, on the check screen."""
+        target = self._target("check")
+        if target is not None:
+            self.post_message(OpenCheck(target.session, target.kernel.name, target.case))
+
     def action_bench_variants(self) -> None:
         """Sweep an override or A/B the current kernel on the bench screen."""
         session = self.wb.session
