@@ -3,6 +3,13 @@
 The screens' BINDINGS, the help screen's key table, the command palette's commands and the hints
 in the panes ("press r to run") are all built from `KEYS`, so they cannot disagree. An entry with
 no keys is a palette command only; one with no `command` is a key only.
+
+One meaning per key: a key does one thing wherever it works. Where two screens bind the same key
+on purpose, for the same thing (escape: cancel, else back; the steppers' next/back/first/last;
+`]` the next buffer; `s` the other form of the source), their entries share a `meaning`;
+tests/ui/test_keys.py refuses any other key bound to two things. The modal dialogs keep their
+conventions (y/n, q closes help) and the cursor keys of the array widgets are theirs.
+A new screen takes free keys (or shares a meaning); a new stepper takes `STEP_KEYS`.
 """
 
 from __future__ import annotations
@@ -10,13 +17,24 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-# The steppers' one scheme: each has these keys (after a letter of its own) for next, back,
-# first and last.
+# The steppers' one scheme: each has these keys for next, back, first and last: an arrow or
+# home/end, and a letter that no other screen uses for anything else (b is bench, e edit, p probe).
 NEXT, BACK, FIRST, LAST = "right", "left", "home", "end"
+STEP_KEYS = {
+    "next": f"n,{NEXT}",
+    "back": f"u,{BACK}",  # undo the last step
+    "first": f"z,{FIRST}",
+    "last": f"l,{LAST}",
+}
 WG_MANY = 8  # workgroups run by the workgroup stepper's "many" key
 # The engine's default warm-up before a timing (gpu.timing.DEFAULT_WARMUP_MS), as the bench key's
 # help says it; tests/ui/test_keys.py holds the two equal (the registry imports no engine module).
 WARMUP_S = 1.0
+# Shared meanings (`Key.meaning`) of keys bound on several screens.
+ESCAPE = "cancel the work in flight, else back"
+NEXT_BUFFER = "the next buffer"
+SOURCE = "the other form of the source"
+RUN = "run what the screen shows (the kernel; the fixtures listed)"
 # Moves of a 2-D cursor: (binding name, keys, action, label).
 _ARRAY_MOVES = (
     ("left", "left", "move(0, -1)", "Left"),
@@ -37,6 +55,7 @@ _SHOWN = {
     "slash": "/",
     "f1": "F1",
     "f3": "F3",
+    "f4": "F4",
     "escape": "esc",
     "right_square_bracket": "]",
 }
@@ -55,6 +74,7 @@ class Key:
     scope: str = "main"
     show: bool = True  # in the footer
     listed: bool = True  # in the palette before anything is typed (else found by search)
+    meaning: str = ""  # what it shares with the entries of other screens bound to the same key
 
     @property
     def current(self) -> str:
@@ -65,6 +85,14 @@ class Key:
     def shown(self) -> str:
         """The keys as the help and the palette show them: `x / F3`."""
         return " / ".join(_SHOWN.get(k, k) for k in self.current.split(",") if k)
+
+    @property
+    def display(self) -> str | None:
+        """The footer's name for a function key (`F4`; Textual's own is `f4`), else None."""
+        first = self.current.split(",")[0]
+        return (
+            _SHOWN.get(first, first.upper()) if first[:1] == "f" and first[1:].isdigit() else None
+        )
 
     @property
     def first(self) -> str:
@@ -81,6 +109,7 @@ KEYS: tuple[Key, ...] = (
         "Run",
         "run once and compare with the reference (enter in a field does too)",
         "Run kernel",
+        meaning=RUN,
     ),
     Key(
         "focus_form",
@@ -109,20 +138,53 @@ KEYS: tuple[Key, ...] = (
         "Bench kernel",
     ),
     Key(
+        "gradcheck",
+        "g",
+        "gradcheck",
+        "Grads",
+        "gradient check: finite differences against the backward kernel",
+        "Gradient check",
+    ),
+    Key(
+        "step_workgroups",
+        "w",
+        "step_workgroups",
+        "Workgroups",
+        "step the dispatch one workgroup at a time, buffers kept between steps",
+        "Step by workgroup",
+    ),
+    Key(
+        "footprint",
+        "o",
+        "footprint",
+        "Footprint",
+        "who wrote which element: races and holes (Footprint tab)",
+        "Footprint: races and holes",
+    ),
+    Key(
+        "probe",
+        "p",
+        "probe",
+        "Probe",
+        "run the kernel's wb_probe calls and show their records (Probes tab)",
+        "Run probes",
+    ),
+    Key(
+        "steps",
+        "f4",
+        # The app's action, bound on the kernel screen so its footer shows it.
+        "app.steps",
+        "Steps",
+        "step a pipeline one dispatch at a time, every buffer kept",
+        "Step a pipeline",
+    ),
+    Key(
         "bench_variants",
         "B",
         "bench_variants",
         "Variants",
         "sweep an override constant, or A/B against another implementation (checked, then timed)",
         "Bench variants (sweep, A/B)",
-    ),
-    Key(
-        "gradcheck",
-        "g",
-        "gradcheck",
-        "Gradcheck",
-        "gradient check: finite differences against the backward kernel",
-        "Gradient check",
     ),
     Key(
         "save_fixture",
@@ -217,38 +279,13 @@ KEYS: tuple[Key, ...] = (
     ),
     Key(
         "toggle_module",
-        "m",
+        "s",
         "toggle_module",
         "Module",
         "Source tab: the file, or the assembled module the GPU compiles",
         "Toggle assembled module",
         show=False,
-    ),
-    Key(
-        "step_workgroups",
-        "w",
-        "step_workgroups",
-        "Workgroups",
-        "step the dispatch one workgroup at a time, buffers kept between steps",
-        "Step by workgroup",
-    ),
-    Key(
-        "footprint",
-        "o",
-        "footprint",
-        "Footprint",
-        "who wrote which element: races and holes (Footprint tab)",
-        "Footprint: races and holes",
-        show=False,
-    ),
-    Key(
-        "probe",
-        "p",
-        "probe",
-        "Probe",
-        "run the kernel's wb_probe calls and show their records (Probes tab)",
-        "Run probes",
-        show=False,
+        meaning=SOURCE,
     ),
     Key(
         "next_footprint_output",
@@ -257,8 +294,9 @@ KEYS: tuple[Key, ...] = (
         "Next binding",
         "Footprint tab: show the next read_write binding",
         show=False,
+        meaning=NEXT_BUFFER,
     ),
-    Key("cancel", "escape", "cancel", "Cancel run", "cancel the run in flight"),
+    Key("cancel", "escape", "cancel", "Cancel run", "cancel the run in flight", meaning=ESCAPE),
     Key(
         "leave_field",
         "escape",
@@ -266,6 +304,7 @@ KEYS: tuple[Key, ...] = (
         "Back to kernels",
         "leave a field: back to the kernel list",
         show=False,
+        meaning=ESCAPE,
     ),
     Key(
         "sidebar",
@@ -324,24 +363,22 @@ KEYS: tuple[Key, ...] = (
         "Load .npy into an input",
     ),
     Key(
-        "steps",
-        "f4",
-        "steps",
-        "Steps",
-        "step a pipeline one dispatch at a time, every buffer kept",
-        "Step a pipeline",
-        scope="app",
-        # Kept out of the kernel screen's full footer; help and the palette list it.
-        show=False,
+        "steps_next",
+        STEP_KEYS["next"],
+        "next",
+        "Next",
+        "Steps: run the next step",
+        scope="steps",
+        meaning="next",
     ),
-    Key("steps_next", f"n,{NEXT}", "next", "Next", "Steps: run the next step", scope="steps"),
     Key(
         "steps_back",
-        f"b,{BACK}",
+        STEP_KEYS["back"],
         "back",
         "Back",
         "Steps: undo the last step (its buffers restored on the GPU)",
         scope="steps",
+        meaning="back",
     ),
     Key(
         "steps_run_to",
@@ -351,8 +388,24 @@ KEYS: tuple[Key, ...] = (
         "Steps: step forward or back to the highlighted step (enter does too)",
         scope="steps",
     ),
-    Key("steps_end", f"e,{LAST}", "end", "End", "Steps: run to the last step", scope="steps"),
-    Key("steps_reset", f"z,{FIRST}", "reset", "Reset", "Steps: back to the start", scope="steps"),
+    Key(
+        "steps_end",
+        STEP_KEYS["last"],
+        "end",
+        "End",
+        "Steps: run to the last step",
+        scope="steps",
+        meaning="last",
+    ),
+    Key(
+        "steps_reset",
+        STEP_KEYS["first"],
+        "reset",
+        "Reset",
+        "Steps: back to the start",
+        scope="steps",
+        meaning="first",
+    ),
     Key(
         "steps_mark",
         "m",
@@ -363,13 +416,21 @@ KEYS: tuple[Key, ...] = (
     ),
     Key(
         "steps_diff",
-        "d",
+        "v",
         "diff",
         "Diff",
-        "Steps: the highlighted buffer, marked step against highlighted step",
+        "Steps: the highlighted buffer, marked step versus highlighted step",
         scope="steps",
     ),
-    Key("steps_close", "escape", "close", "Close", "Steps: back to the kernels", scope="steps"),
+    Key(
+        "steps_close",
+        "escape",
+        "close",
+        "Close",
+        "Steps: back to the kernels",
+        scope="steps",
+        meaning=ESCAPE,
+    ),
     Key(
         "fixtures_replay_all",
         "r",
@@ -377,6 +438,7 @@ KEYS: tuple[Key, ...] = (
         "Replay all",
         "Fixtures: replay every fixture listed",
         scope="fixtures",
+        meaning=RUN,
     ),
     Key(
         "fixtures_replay_selected",
@@ -395,20 +457,24 @@ KEYS: tuple[Key, ...] = (
         scope="fixtures",
     ),
     Key(
-        "fixtures_cancel", "c", "cancel", "Cancel", "Fixtures: cancel the replay", scope="fixtures"
+        "fixtures_back",
+        "escape",
+        "back",
+        "Cancel / back",
+        "Fixtures: cancel the replay after the fixture in progress, else back to the kernels",
+        scope="fixtures",
+        meaning=ESCAPE,
     ),
-    Key(
-        "fixtures_back", "escape", "back", "Back", "Fixtures: back to the kernels", scope="fixtures"
-    ),
-    # The workgroup stepper: the steppers' one scheme (n/→ next, b/← back, z/home first,
-    # e/end last), plus many at once, the next buffer and the instrumented source.
+    # The workgroup stepper: the steppers' one scheme (`STEP_KEYS`), plus many at once, the next
+    # buffer and the instrumented source.
     Key(
         "wg_next",
-        f"n,{NEXT}",
+        STEP_KEYS["next"],
         "step(1)",
         "Next workgroup",
         "Workgroups: run the next workgroup",
         scope="workgroups",
+        meaning="next",
     ),
     Key(
         "wg_next_many",
@@ -420,35 +486,39 @@ KEYS: tuple[Key, ...] = (
     ),
     Key(
         "wg_back",
-        f"b,{BACK}",
+        STEP_KEYS["back"],
         "back",
         "Back",
         "Workgroups: undo the last step (the buffers before it)",
         scope="workgroups",
+        meaning="back",
     ),
     Key(
         "wg_first",
-        f"z,{FIRST}",
+        STEP_KEYS["first"],
         "to_start",
         "Start",
         "Workgroups: back to the start (as far as the kept steps go)",
         scope="workgroups",
+        meaning="first",
     ),
     Key(
         "wg_end",
-        f"e,{LAST}",
+        STEP_KEYS["last"],
         "to_end",
         "To the end",
         "Workgroups: run every workgroup left",
         scope="workgroups",
+        meaning="last",
     ),
     Key(
         "wg_output",
-        "o",
+        "right_square_bracket",
         "next_output",
         "Next buffer",
         "Workgroups: show the next buffer",
         scope="workgroups",
+        meaning=NEXT_BUFFER,
     ),
     Key(
         "wg_source",
@@ -457,9 +527,16 @@ KEYS: tuple[Key, ...] = (
         "Instrumented source",
         "Workgroups: the instrumented module (the guard, and where it was put)",
         scope="workgroups",
+        meaning=SOURCE,
     ),
     Key(
-        "wg_close", "escape", "close", "Close", "Workgroups: back to the kernel", scope="workgroups"
+        "wg_close",
+        "escape",
+        "close",
+        "Close",
+        "Workgroups: back to the kernel",
+        scope="workgroups",
+        meaning=ESCAPE,
     ),
     # Screens and dialogs with one or two keys.
     Key(
@@ -469,6 +546,7 @@ KEYS: tuple[Key, ...] = (
         "Cancel / back",
         "Bench: cancel the bench in flight, else back",
         scope="bench",
+        meaning=ESCAPE,
     ),
     Key(
         "leave_check",
@@ -477,6 +555,7 @@ KEYS: tuple[Key, ...] = (
         "Cancel / back",
         "Check: cancel the checks at their next step, else back",
         scope="check",
+        meaning=ESCAPE,
     ),
     Key(
         "leave_check_all",
@@ -485,6 +564,7 @@ KEYS: tuple[Key, ...] = (
         "Cancel / back",
         "Check all: cancel between kernels, else back",
         scope="check_all",
+        meaning=ESCAPE,
     ),
     Key(
         "close_help",
