@@ -20,7 +20,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar, Generic, TypeVar
 
-from workbench.errors import UserError
+from workbench.errors import Cancelled, UserError
 from workbench.units import fmt_ms
 
 if TYPE_CHECKING:
@@ -74,10 +74,6 @@ def ui_budget(config: Config, ms: float, flush: bool = False) -> Budget:
     return Budget(ms=ms, warmup_ms=DEFAULT_WARMUP_MS if warm is None else warm, flush=flush)
 
 
-class Cancelled(Exception):
-    """The job was cancelled before it reached the GPU."""
-
-
 @dataclass(frozen=True)
 class Ticket:
     """One submitted job: its number (in the order submitted) and its cancel switch."""
@@ -100,7 +96,7 @@ class Context:
 
     @contextmanager
     def gpu(self) -> Iterator[None]:
-        """Hold the GPU; a job cancelled while it waited does not start."""
+        """Hold the GPU; a job cancelled while it waited does not start (`Cancelled`)."""
         with self.lock:
             if self.cancelled():
                 raise Cancelled

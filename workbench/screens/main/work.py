@@ -200,12 +200,17 @@ class KernelWork(MainBase):
 
     def action_cancel(self) -> None:
         """Cancel the work in flight now: the screen says so at once, and drops its outcome.
-        The worker stops after the dispatch under way (a dispatch cannot be interrupted); work
-        started meanwhile waits for the GPU until then."""
+        The worker stops at its next submission (a dispatch under way cannot be interrupted);
+        work started meanwhile waits for the GPU until then, and a second notification says when
+        the adapter is free again."""
         work, st, ticket = self.busy, self.states.get(self._busy_key or ""), self.in_flight
         if work is None or ticket is None:
             return
-        self.cancel(ticket, drop=True)
+
+        def freed() -> None:
+            self.notify(f"the adapter is free again (the {work.noun} stopped)", title=work.noun)
+
+        self.cancel(ticket, drop=True, freed=freed)
         cancel_references()  # a corpus's refs.py in a loop stops now, not after its time limit
         self.busy, self.in_flight = None, None
         self.refresh_bindings()
@@ -213,7 +218,8 @@ class KernelWork(MainBase):
             st.cancel(work)
         self.refresh_view()
         self.notify(
-            f"cancelled the {work.noun}; the GPU finishes the dispatch under way",
+            f"cancelled the {work.noun}: it stops at its next submission to the adapter "
+            "(a dispatch under way finishes first)",
             title=work.noun,
         )
 
