@@ -73,7 +73,7 @@ class CheckScreen(RunsJobs, Screen[None]):
 
     def on_mount(self) -> None:
         job = CheckJob(self.session, self.make_case)
-        self._ticket = self.submit(job, self._done, self._failed, self._progress)
+        self._ticket = self.submit(job, self._done, self._failed, self._progress, self._stopped)
 
     def _say(self, line: str, style: str = "") -> None:
         self.query_one("#check-status", Static).update(Text(line, style=style))
@@ -89,6 +89,11 @@ class CheckScreen(RunsJobs, Screen[None]):
         self.query_one(ProgressBar).update(progress=1.0)
         self._say(f"{verdict_text(report)}; escape goes back", "bold")
         self.query_one("#check-report", Static).update(report_text(report))
+
+    def _stopped(self) -> None:
+        """Cancelled while it waited for the adapter: nothing was checked."""
+        self._ticket = None
+        self._say("cancelled before it started: nothing was checked; escape goes back", "yellow")
 
     def _failed(self, failure: JobFailed) -> None:
         self._ticket = None
