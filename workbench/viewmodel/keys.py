@@ -58,6 +58,9 @@ _SHOWN = {
     "f4": "F4",
     "escape": "esc",
     "right_square_bracket": "]",
+    "plus": "+",
+    "equals_sign": "=",
+    "minus": "-",
 }
 
 
@@ -247,6 +250,16 @@ KEYS: tuple[Key, ...] = (
         "Jump",
         "Outputs tab: jump to an element by named index (s=17 h=3 d=40) or flat index",
         "Jump to index",
+        show=False,
+    ),
+    Key(
+        "heatmap",
+        "h",
+        "heatmap",
+        "Heatmap",
+        "Outputs tab: a 2-D output (or slice) as a heatmap beside the table, to zoom into (+ and -, "
+        "0 the whole array), the value under its cursor below it; h again closes it",
+        "Heatmap of the output (zoomable)",
         show=False,
     ),
     Key(
@@ -584,7 +597,40 @@ KEYS: tuple[Key, ...] = (
         "a dialog: close it, changing nothing",
         scope="dialog",
     ),
-    # Cursor keys of the Outputs array and of the footprint picture (not in the footer).
+    # The zoomable heatmap's own keys (while it has the focus); its arrows are below.
+    Key(
+        "heatmap.zoom_in",
+        "plus,equals_sign",
+        "zoom(1)",
+        "Zoom in",
+        "the heatmap: zoom in around the cursor (down to one element a cell)",
+        scope="heatmap",
+    ),
+    Key(
+        "heatmap.zoom_out",
+        "minus",
+        "zoom(-1)",
+        "Zoom out",
+        "the heatmap: zoom out (up to the whole array)",
+        scope="heatmap",
+    ),
+    Key(
+        "heatmap.whole",
+        "0",
+        "whole",
+        "Whole",
+        "the heatmap: the whole array again",
+        scope="heatmap",
+    ),
+    Key(
+        "heatmap.pick",
+        "enter",
+        "pick",
+        "In the table",
+        "the heatmap: show the element under the cursor in the table",
+        scope="heatmap",
+    ),
+    # Cursor keys of the Outputs array, the footprint picture and the heatmap (not in the footer).
     *(
         Key(
             f"{widget}.{name}",
@@ -598,6 +644,7 @@ KEYS: tuple[Key, ...] = (
         for widget, what, moves in (
             ("array", "the array", _ARRAY_MOVES),
             ("footprint", "the footprint", _ARRAY_MOVES[:4]),
+            ("heatmap", "the heatmap", _ARRAY_MOVES[:4]),
         )
         for name, keys, action, label in moves
     ),
