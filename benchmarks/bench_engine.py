@@ -19,7 +19,7 @@ followed by 10,000 spaces; the reader of an older commit (`--old-ref`, the last 
 scanner) is timed in the same run from `git archive` of that commit, in a subprocess, as a ratio.
 
     python benchmarks/bench_engine.py [--adapter SEL] [--n 256,1048576] [--seconds 2] [--json]
-                                      [--old-ref a32d659] [--only reader]
+                                      [--old-ref a32d659 | --old-tree DIR] [--only reader]
 
 It needs no GPU (the CPU adapter works) and runs unchanged on a GPU machine.
 """
@@ -285,13 +285,19 @@ def median_ms(fn: Callable[[], Any], reps: int) -> float:
     return statistics.median(times)
 
 
+def with_path(tree: Path) -> str:
+    """PYTHONPATH with `tree` first: its `workbench` wins, the rest (wgpu where it was installed
+    aside, as on the GPU machine) is still found."""
+    return os.pathsep.join(p for p in (str(tree), os.environ.get("PYTHONPATH")) if p)
+
+
 def old_ms(tree: Path, what: str, path: Path, reps: int, timeout_s: float) -> float | None:
     """The old reader's median ms, or None when one run of it did not end within `timeout_s`."""
     try:
         proc = subprocess.run(
             [sys.executable, "-c", OLD_TIMER, str(tree), what, str(path), str(reps)],
             capture_output=True, text=True, timeout=timeout_s,
-            env={**os.environ, "PYTHONPATH": str(tree)},
+            env={**os.environ, "PYTHONPATH": with_path(tree)},
         )  # fmt: skip
     except subprocess.TimeoutExpired:
         return None
@@ -305,14 +311,17 @@ def load_all(path: Path) -> None:
         _ = k.module
 
 
-def bench_reader(old_ref: str, reps: int, adapter: str | None) -> dict[str, Any]:
+def bench_reader(
+    old_ref: str, reps: int, adapter: str | None, old_tree_given: Path | None = None
+) -> dict[str, Any]:
     with tempfile.TemporaryDirectory() as tmp:
-        old_tree = Path(tmp, "old")
-        old_tree.mkdir()
-        archive = subprocess.run(
-            ["git", "archive", old_ref, "workbench"], cwd=REPO, capture_output=True, check=True
-        ).stdout
-        subprocess.run(["tar", "-x", "-C", str(old_tree)], input=archive, check=True)
+        old_tree = old_tree_given or Path(tmp, "old")
+        if old_tree_given is None:
+            old_tree.mkdir()
+            archive = subprocess.run(
+                ["git", "archive", old_ref, "workbench"], cwd=REPO, capture_output=True, check=True
+            ).stdout
+            subprocess.run(["tar", "-x", "-C", str(old_tree)], input=archive, check=True)
         big = Path(tmp, "big.wgsl")
         text = kernel_file()
         big.write_text(text, encoding="utf-8")
@@ -330,7 +339,7 @@ def bench_reader(old_ref: str, reps: int, adapter: str | None) -> dict[str, Any]
         if adapter:
             listing += ["--adapter", adapter]
         list_new = statistics.median(wall_times(listing, 3))
-        old_env = {**os.environ, "PYTHONPATH": str(old_tree)}
+        old_env = {**os.environ, "PYTHONPATH": with_path(old_tree)}
         t_old = []
         for _ in range(3):
             t0 = time.perf_counter()
@@ -387,12 +396,17 @@ def main() -> None:
     parser.add_argument("--startup-reps", type=int, default=5, help="runs of `workbench list`")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.add_argument("--old-ref", default=OLD_REF, help="commit whose reader is compared")
+    parser.add_argument(
+        "--old-tree",
+        type=Path,
+        help="a folder holding the old commit's `workbench` package (where git is not available)",
+    )
     parser.add_argument("--reader-reps", type=int, default=20, help="repetitions of a read")
     parser.add_argument("--only", choices=["reader"], help="run only the reader's part")
     args = parser.parse_args()
 
     if args.only == "reader":
-        reader = bench_reader(args.old_ref, args.reader_reps, args.adapter)
+        reader = bench_reader(args.old_ref, args.reader_reps, args.adapter, args.old_tree)
         if args.json:
             print(json.dumps({"reader": reader}, indent=2))
         else:
@@ -404,7 +418,7 @@ def main() -> None:
         session = Session(load_corpus(tmp), GpuContext(adapter))
         rows = [bench_dispatch(session, int(n), args.seconds) for n in args.n.split(",")]
     startup = bench_startup(args.adapter, args.startup_reps)
-    reader = bench_reader(args.old_ref, args.reader_reps, args.adapter)
+    reader = bench_reader(args.old_ref, args.reader_reps, args.adapter, args.old_tree)
     result = {
         "adapter": adapter.label,
         "type": adapter.type,

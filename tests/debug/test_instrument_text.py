@@ -36,3 +36,21 @@ def test_locations_name_the_statements_they_record(debug_session: Session):
     assert ("return", "return s * s") in starts
     assert ("store", "y[gid.x] = a") in starts
     assert {loc.kind for loc in plan.locations} <= set(KINDS)
+
+
+@pytest.mark.parametrize("name", sorted(KERNELS))
+def test_untraced_invocations_run_a_plain_copy_unless_a_barrier_is_reachable(
+    debug_session: Session, name
+):
+    # Where no barrier (or subgroup operation) is reachable from the entry point, the invocations
+    # that are not traced leave for an uninstrumented copy of the user's functions; otherwise
+    # every invocation must run the same code and the recorders return early instead.
+    kernel = debug_session.kernel(name)
+    plan = instrument_trace(kernel)
+    collective = any(
+        word in kernel.text for word in ("workgroupBarrier", "storageBarrier", "subgroup")
+    )
+    copied = f"fn wb_plain_{kernel.entry}(" in plan.kernel.appended
+    assert copied != collective
+    if copied:
+        assert "wb_rec_" not in plan.kernel.appended.split("fn wb_plain_", 1)[1]

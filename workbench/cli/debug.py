@@ -173,7 +173,7 @@ def cmd_debug(args: argparse.Namespace) -> int:
         print_json({**t.to_json(), **extra})
     else:
         print_trace(t, lines, nonfinite.step.step if nonfinite else None)
-    return 0 if t.outputs_identical else 1
+    return 1 if t.instrumentation_changed else 0
 
 
 def _ids(v: tuple[int, int, int]) -> str:
@@ -218,11 +218,15 @@ AROUND = 12  # steps shown before and after the step a search found
 
 def print_trace(t: Trace, lines: list[str], focus: int | None = None) -> None:
     """The trace as a table; with `focus`, only the steps around that one."""
-    same = (
-        "outputs identical with and without instrumentation"
-        if t.outputs_identical
-        else f"OUTPUTS DIFFER with instrumentation: {', '.join(t.differing)}"
-    )
+    if t.outputs_identical:
+        same = "outputs identical with and without instrumentation"
+    elif t.instrumentation_changed:
+        same = f"OUTPUTS DIFFER with instrumentation: {', '.join(t.instrumentation_changed)}"
+    else:
+        same = (
+            f"outputs {', '.join(t.unsteady)} differ with instrumentation as two plain runs do "
+            "(the kernel is not deterministic on this adapter)"
+        )
     print(
         f"{t.kernel}: invocation {_ids(t.invocation)} (workgroup {_ids(t.workgroup)}, local "
         f"{_ids(t.local)}), {fmt_count(len(t.steps), 'step')}; {same}"

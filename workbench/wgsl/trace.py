@@ -24,8 +24,11 @@ the module's text and what it was computed from), the kind again in bits 24-27 f
 and `WATCHED` for a store to the watched binding.
 
 Uniformity: the recorders decide in their own body whether the invocation records (read once
-into private variables at the entry point), and they contain no barrier, so a record point never makes a barrier or a subgroup operation of the
-kernel non-uniform; every record sits where the statement it records is.
+into private variables at the entry point), and they contain no barrier, so a record point never
+makes a barrier or a subgroup operation of the kernel non-uniform; every record sits where the
+statement it records is. Where no barrier or subgroup operation is reachable from the entry point,
+the invocations that are not traced leave at once for an uninstrumented copy of the user's
+functions (`wb_plain_*`, appended), so tracing one invocation costs the others about nothing.
 """
 
 from __future__ import annotations
@@ -156,11 +159,27 @@ var<private> wb_mode: u32;
 var<private> wb_gid: vec3<u32>;
 var<private> wb_depth: u32;
 var<private> wb_seen: bool;
+var<private> wb_count: u32;
+var<private> wb_cap: u32;
 fn wb_start(gid: vec3<u32>) {{
     wb_gid = gid;
     wb_mode = {TRACE_NAME}.chosen.w;
     wb_on = wb_mode == {MODE_TRACE}u && all(gid == {TRACE_NAME}.chosen.xyz);
     wb_live = wb_on || wb_mode != {MODE_TRACE}u;
+    if (wb_on) {{
+        wb_cap = {TRACE_NAME}.cap;
+    }}
+}}
+// The one traced invocation numbers its records itself: no atomic round trip (nor a load of the
+// capacity) on its path per record, which is the dispatch's longest.
+fn wb_own(first: vec4<u32>, second: vec4<u32>) {{
+    let slot = wb_count;
+    wb_count = slot + 1u;
+    if (slot < wb_cap) {{
+        {TRACE_NAME}.words[2u * slot] = first;
+        {TRACE_NAME}.words[2u * slot + 1u] = second;
+    }}
+    atomicStore(&{TRACE_NAME}.next, wb_count);
 }}
 fn wb_keep(first: vec4<u32>, second: vec4<u32>) {{
     let slot = atomicAdd(&{TRACE_NAME}.next, 1u);
@@ -171,7 +190,7 @@ fn wb_keep(first: vec4<u32>, second: vec4<u32>) {{
 }}
 fn wb_put(loc: u32, idx: u32, v: vec4<u32>, nonfinite: bool) {{
     if (wb_on) {{
-        wb_keep(vec4<u32>(loc, idx, wb_depth, 0u), v);
+        wb_own(vec4<u32>(loc, idx, wb_depth, 0u), v);
     }} else if (wb_mode == {MODE_SCAN}u) {{
         if (nonfinite && !wb_seen) {{
             wb_seen = true;
@@ -207,6 +226,7 @@ class _Instrumenter:
         self.returns: dict[str, None] = {}  # return types of instrumented functions
         self.counter = 0
         self.functions = {f.name for f in tree.functions()}
+        self.entry_prologue = ""  # after `wb_start`: the untraced invocations' way out
 
     # -- helpers --------------------------------------------------------------------------
     def loc(
@@ -313,7 +333,7 @@ class _Instrumenter:
     def function(self, fn: s.Function, entry: bool, gid: str) -> None:
         open_at = fn.body.span[0] + 1
         if entry:
-            self.insert(open_at, f" wb_start({gid});")
+            self.insert(open_at, f" wb_start({gid});{self.entry_prologue}")
         else:
             prologue = " wb_depth++;"
             for p in fn.params:
@@ -564,6 +584,10 @@ def instrument_trace(kernel: Kernel, watch: str = "", memory: bool = False) -> T
         )
     gid = _builtin_name(tree, entry, "global_invocation_id")
     work = _Instrumenter(tree, checker, watch, memory)
+    plain = _plain_copies(tree, entry)
+    if plain:
+        args = ", ".join(p.name for p in entry.params)
+        work.entry_prologue = f" if (!wb_live) {{ wb_plain_{entry.name}({args}); return; }}"
     extra = ""
     if gid is None:
         gid = "wb_global_id"
@@ -578,7 +602,7 @@ def instrument_trace(kernel: Kernel, watch: str = "", memory: bool = False) -> T
     edits = sorted(work.edits, key=lambda e: (e.start, -(e.end - e.start), not e.outer))
     edited = work.render(0, len(text), edits)
     group, binding = free_binding(kernel)
-    appended = _definitions(group, binding, list(work.types))
+    appended = _definitions(group, binding, list(work.types)) + plain
     appended += "".join(
         f"fn wb_ret_{_tag(t)}(v: {t}) -> {t} {{ wb_depth--; return v; }}\n" for t in work.returns
     )
@@ -596,6 +620,54 @@ def instrument_trace(kernel: Kernel, watch: str = "", memory: bool = False) -> T
         ),
         work.locations,
     )
+
+
+# Calls whose result or legality depends on which invocations run them together: the traced
+# invocation and the others must then run the same code (the recorders' own early return).
+_COLLECTIVE = (*_BARRIERS, "workgroupUniformLoad")
+
+
+def _plain_copies(tree: s.Module, entry: s.Function) -> str:
+    """Uninstrumented copies of the entry point and every function it reaches, named `wb_plain_*`,
+    for the invocations that are not traced: in `MODE_TRACE` they run the user's code as written
+    instead of passing every record point (a call and a branch each, as costly as the arithmetic
+    of a tight loop). "" when a barrier or a subgroup or quad operation is reachable: then every
+    invocation must take the same path, and the recorders return early instead."""
+    functions = {f.name: f for f in tree.functions()}
+    reached: dict[str, s.Function] = {}
+    todo = [entry]
+    while todo:
+        fn = todo.pop()
+        if fn.name in reached:
+            continue
+        if fn.unparsed:
+            return ""
+        reached[fn.name] = fn
+        for n in s.walk(fn.body):
+            if not isinstance(n, s.Call):
+                continue
+            name = n.callee.name
+            if name in _COLLECTIVE or name.startswith(("subgroup", "quad")):
+                return ""
+            if name in functions:
+                todo.append(functions[name])
+    text = tree.text
+    out = ""
+    for fn in reached.values():
+        params = ", ".join(f"{p.name}: {text[p.type.span[0] : p.type.span[1]]}" for p in fn.params)
+        result = f" -> {text[fn.result.span[0] : fn.result.span[1]]}" if fn.result else ""
+        calls = sorted(
+            n.callee.span[0]
+            for n in s.walk(fn.body)
+            if isinstance(n, s.Call) and n.callee.name in reached
+        )
+        body, at = "", fn.body.span[0]
+        for start in calls:
+            body += text[at:start] + "wb_plain_"
+            at = start
+        body += text[at : fn.body.span[1]]
+        out += f"fn wb_plain_{fn.name}({params}){result} {body}\n"
+    return out
 
 
 def _builtin_name(tree: s.Module, fn: s.Function, builtin: str) -> str | None:

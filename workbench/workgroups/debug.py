@@ -93,11 +93,19 @@ class Trace:
     steps: list[Step]
     outputs_identical: bool
     differing: list[str] = field(default_factory=list)  # outputs the instrumentation changed
+    # Of `differing`, the outputs that two plain runs give differently too (float atomics adding
+    # in any order): there the instrumentation is not what changed them.
+    unsteady: list[str] = field(default_factory=list)
     truncated: bool = False
     attempted: int = 0  # records the invocation made, kept or not
     capacity: int = DEFAULT_CAPACITY
     end: str = ""  # where and why a truncated trace stopped
     memory: list[MemoryView] = field(default_factory=list)  # with `memory`: after each barrier
+
+    @property
+    def instrumentation_changed(self) -> list[str]:
+        """The outputs that differ with instrumentation and agree between two plain runs."""
+        return [name for name in self.differing if name not in self.unsteady]
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -108,7 +116,7 @@ class Trace:
             "outputs_identical": self.outputs_identical,
             "truncated": self.truncated,
             "steps": [st.to_json() for st in self.steps],
-        }
+        } | ({"nondeterministic": self.unsteady} if self.unsteady else {})
 
 
 def json_value(v: Value | None) -> Any:
@@ -245,6 +253,12 @@ def trace(
         for p in writable(case)
         if outputs[p.name].tobytes() != plain.outputs[p.name].tobytes()
     ]
+    unsteady: list[str] = []
+    if differing:
+        again = session.run(case, reference=False)
+        unsteady = [
+            n for n in differing if again.outputs[n].tobytes() != plain.outputs[n].tobytes()
+        ]
     attempted = int(words[0])
     steps: list[Step] = []
     views: dict[tuple[int, str], MemoryView] = {}
@@ -265,6 +279,7 @@ def trace(
         steps,
         not differing,
         differing,
+        unsteady,
         attempted > capacity,
         attempted,
         capacity,
