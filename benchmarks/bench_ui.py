@@ -107,7 +107,8 @@ async def _key(app, key: str, until, limit: float = 600.0) -> float:
     event = events.Key(key, key if len(key) == 1 else None)
     event.set_sender(app)
     t0 = time.perf_counter()
-    app._driver.send_message(event)
+    # As the terminal driver delivers a key: posted to the app's queue, through the public API.
+    app.post_message(event)
     while not until():
         if time.perf_counter() - t0 > limit:
             raise SystemExit(f"key {key!r} had no effect within {limit} s")
@@ -126,7 +127,7 @@ async def _open(app, key: str, dims: dict[str, str]) -> None:
     for name, value in dims.items():
         app.main.query_one(f"#dim-{name}").value = value
     await _settle(app)
-    app.main.query_one(KernelBrowser).tree.focus()
+    app.main.query_one(KernelBrowser).kernel_tree.focus()
     await asyncio.sleep(0.05)
 
 

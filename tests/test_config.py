@@ -60,10 +60,11 @@ def test_a_bad_value_is_one_line_naming_file_and_key_and_the_default_stays(
 
 def test_remembered_state_round_trips_and_the_file_wins_for_theme(conf: Path) -> None:
     cfg = load_config()
-    cfg.remember(theme="nord", corpus="/work/k", kernel='odd "name"')
+    odd = 'odd "name" C:\\k\nünïcode ✓'
+    cfg.remember(theme="nord", corpus="/work/k", kernel=odd)
     assert not list(conf.parent.rglob(".*.tmp")), "no temporary file is left behind"
     again = load_config()
-    assert again.remembered == {"theme": "nord", "corpus": "/work/k", "kernel": 'odd "name"'}
+    assert again.remembered == {"theme": "nord", "corpus": "/work/k", "kernel": odd}
     assert again["theme"] == "nord" and again.sources["theme"].startswith("remembered in")
     conf.write_text('theme = "gruvbox"\n', encoding="utf-8")
     assert load_config()["theme"] == "gruvbox"

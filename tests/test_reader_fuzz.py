@@ -16,8 +16,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from workbench.errors import WorkbenchError
-from workbench.fixtures.manifest import FixtureError, dump_toml, load_fixture
+from workbench.fixtures.manifest import FixtureError, load_fixture
 from workbench.recipes import make_input
+from workbench.safewrite import toml_text
 from workbench.userfiles import read_toml
 from workbench.wgsl.corpus import load_corpus
 
@@ -42,15 +43,15 @@ deep_toml = st.integers(1, 3000).flatmap(
 )
 
 
-def toml_text(doc: dict) -> str:
+def doc_text(doc: dict) -> str:
     try:
-        return dump_toml(doc)
+        return toml_text(doc)
     except (TypeError, ValueError):
         return ""
 
 
 any_toml = (
-    toml_docs.map(toml_text)
+    toml_docs.map(doc_text)
     | deep_toml
     | st.text(max_size=300)
     | st.binary(max_size=300).map(lambda b: b.decode("latin-1"))

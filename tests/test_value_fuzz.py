@@ -25,10 +25,10 @@ from workbench.cli.step import parse_size
 from workbench.errors import WorkbenchError
 from workbench.gpu.adapters import choose_adapter
 from workbench.gpu.uniforms import set_field
-from workbench.pipelines import exprs
 from workbench.pipelines.model import parse as parse_pipeline
 from workbench.pipelines.plan import plan
 from workbench.recipes import make_input
+from workbench.specs import expr
 from workbench.units import whole_number
 from workbench.wgsl.hazards import else_if_chains, loops_without_small_constant_bound
 from workbench.wgsl.reflect import reflect
@@ -167,10 +167,10 @@ def test_pipeline_expressions_evaluate_to_a_bounded_integer_or_one_line(request)
 
     def check(text: str) -> None:
         try:
-            value = exprs.evaluate(text, dims)
-        except exprs.ExprError:
+            value = expr.evaluate(text, dims)
+        except expr.ExprError:
             return
-        assert isinstance(value, int) and abs(value) <= exprs.MAX_VALUE
+        assert isinstance(value, int) and abs(value) <= expr.MAX_VALUE
 
     long = st.integers(1, 4000).map(lambda n: "+".join(["seq"] * n))
     huge = st.integers(1, 399).map(lambda n: "9" * n)

@@ -368,6 +368,13 @@ class WorkbenchApp(RunsJobs, KeysInOrder):
         if not isinstance(self.screen, StepsScreen):
             self.push_screen(StepsScreen())
 
+    @on(StepsScreen.OpenCase)
+    async def _open_step_case(self, event: StepsScreen.OpenCase) -> None:
+        event.stop()
+        if isinstance(self.screen, StepsScreen):
+            self.pop_screen()
+        await self.main.show_case(event.case, event.run)
+
     # -- help ----------------------------------------------------------------------------------
     def action_help(self) -> None:
         if not isinstance(self.screen, HelpScreen):

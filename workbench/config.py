@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from workbench.errors import UserError
-from workbench.safewrite import write_text
+from workbench.safewrite import toml_text, write_text
 
 DEFAULTS: dict[str, Any] = {
     "theme": "textual-dark",
@@ -128,10 +128,10 @@ def load_config() -> Config:
 
 def write_state(path: Path, values: dict[str, str]) -> None:
     """Write the remembered values atomically (workbench.safewrite); UserError if it cannot."""
-    text = "".join(f"{k} = {_toml_string(v)}\n" for k, v in sorted(values.items()))
-    write_text(
-        path, "# remembered by workbench between runs; safe to delete\n" + text, overwrite=True
+    text = toml_text(
+        dict(sorted(values.items())), "remembered by workbench between runs; safe to delete"
     )
+    write_text(path, text, overwrite=True)
 
 
 def _read_toml(path: Path, problems: list[str]) -> dict[str, Any]:
@@ -176,8 +176,3 @@ def _keymap(table: Any, where: str, problems: list[str]) -> dict[str, str]:
         else:
             problems.append(f'{where} {binding_id}: {keys!r} is not a key list such as "ctrl+r"')
     return keymap
-
-
-def _toml_string(s: str) -> str:
-    escaped = s.replace("\\", "\\\\").replace('"', '\\"')
-    return '"' + "".join(c if c.isprintable() else f"\\u{ord(c):04x}" for c in escaped) + '"'

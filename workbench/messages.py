@@ -10,7 +10,7 @@ import each other). `JobProgress` replaces one still waiting in the queue, so a 
 busy UI with stale progress lines.
 
 Messages that a widget posts about itself (CaseForm.Changed, KernelBrowser.Selected,
-FixturesScreen.OpenCase) stay with that widget.
+FixturesScreen.OpenCase) stay with that widget, dataclasses too.
 """
 
 from __future__ import annotations

@@ -13,7 +13,9 @@ should not be.
   command line, a confirmation in the UI); without it, a file that appears while writing is not
   replaced either (the new name is claimed with a hard link, which fails if the name exists).
 
-A refusal is one `UserError` line naming the file.
+A refusal is one `UserError` line naming the file. The TOML files workbench creates (fixture
+manifests, the UI's remembered state) get their text from `toml_text` (tomlkit), so every string and
+key is quoted as TOML needs, whatever it holds.
 """
 
 from __future__ import annotations
@@ -24,9 +26,12 @@ import signal
 import stat
 import tempfile
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, BinaryIO
+
+import tomlkit
+from tomlkit.items import Array, InlineTable, Item, Table
 
 from workbench.errors import Advice, UserError, WorkbenchError
 
@@ -201,3 +206,35 @@ def write_text(path: str | Path, text: str, *, overwrite: bool) -> Path:
     """`text` (UTF-8) into `path` atomically."""
     data = text.encode("utf-8")
     return write_file(path, lambda fh: fh.write(data), overwrite=overwrite)
+
+
+def toml_text(data: Mapping[str, Any], comment: str = "") -> str:
+    """TOML text for nested mappings of str/int/float/bool/lists (tomllib reads it back equal),
+    `comment` (one or more lines) first as `#` lines.
+
+    Mappings become tables (plain keys first, as TOML needs), mappings inside lists inline tables;
+    non-finite floats are TOML's nan/inf; numpy scalars are written as the Python value they hold.
+    """
+    doc = tomlkit.document()
+    for line in comment.splitlines():
+        doc.add(tomlkit.comment(line))
+    for key, value in data.items():
+        doc.add(key, _toml_item(value, in_list=False))
+    return tomlkit.dumps(doc)
+
+
+def _toml_item(value: Any, *, in_list: bool) -> Item:
+    if isinstance(value, Mapping):
+        table: Table | InlineTable = tomlkit.inline_table() if in_list else tomlkit.table()
+        for key, inner in value.items():
+            table.add(key, _toml_item(inner, in_list=in_list))
+        return table
+    if isinstance(value, list | tuple):
+        array: Array = tomlkit.array()
+        array.extend(_toml_item(v, in_list=True) for v in value)
+        return array
+    # numpy scalars (np.float32, np.int64, np.bool_) carry their Python value in `item()`.
+    plain = value.item() if hasattr(value, "item") and not isinstance(value, bool) else value
+    if not isinstance(plain, bool | int | float | str):
+        raise TypeError(f"cannot write {type(value).__name__} as TOML")
+    return tomlkit.item(plain)

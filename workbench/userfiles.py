@@ -16,7 +16,7 @@ import tomllib
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import IO, Any, BinaryIO
 
 import numpy as np
 
@@ -144,7 +144,7 @@ _PICKLE = "holds Python objects (a pickle); only plain numeric arrays are read"
 
 
 def read_npy_header(
-    fh: BinaryIO, where: str | Path, error: ErrorType, pickle: str = _PICKLE
+    fh: IO[bytes], where: str | Path, error: ErrorType, pickle: str = _PICKLE
 ) -> tuple[tuple[int, ...], bool, np.dtype]:
     """(shape, fortran_order, dtype) from an `.npy` stream, nothing of the data read yet.
 
@@ -168,7 +168,7 @@ def read_npy_header(
 
 
 def read_npy_data(
-    fh: BinaryIO,
+    fh: IO[bytes],
     shape: tuple[int, ...],
     fortran: bool,
     dtype: np.dtype,

@@ -80,15 +80,14 @@ def test_four_times_the_loop_takes_longer(session: Session, tmp_path) -> None:
 def test_the_warm_up_is_timed_and_the_staging_buffer_freed(session: Session) -> None:
     case = session.case("gelu_inplace", dims=SMALL)
     run = session.run(case)  # reads the output back through the staging buffer
-    assert session.gpu._staging is not None and session.gpu._staging.size >= run.outputs["x"].nbytes
+    assert session.gpu.staging_bytes >= run.outputs["x"].nbytes
     cold = session.time_cases([case], Budget(ms=5, warmup_ms=0))[0]
     warm = session.time_cases([case], Budget(ms=5, warmup_ms=200))[0]
     assert cold.warmup == 1  # the compile pass alone
     assert warm.warmup > cold.warmup  # at least one submission of warm-up rounds besides
     # A large read-back buffer left alive makes every submission slow on some drivers (35 ms on
     # the H100 for 128 MiB): timing frees it, and only the timestamps' small one comes back.
-    staging = session.gpu._staging
-    assert staging is None or staging.size < run.outputs["x"].nbytes
+    assert session.gpu.staging_bytes < run.outputs["x"].nbytes
 
 
 def test_a_bigger_budget_gives_more_reps(session: Session) -> None:
@@ -306,7 +305,7 @@ def test_back_to_back_dispatches_each_batch_in_order_from_restored_inputs(
 ) -> None:
     own = Session(load_corpus(write_corpus(tmp_path, {"inc.wgsl": INCREMENT})), session.gpu)
     case = own.case("increment", dims={"n": 1000}, inputs={"x": "zeros"})
-    bound = own._bind(case)
+    bound = own.bind(case)
     buf = bound.buffers["x"][0]
     restores = []
 

@@ -22,8 +22,9 @@ import pytest
 
 from workbench.cli import main
 from workbench.fixtures import SHIPPED_FIXTURES, record_fixture
-from workbench.fixtures.manifest import HEADER, dump_toml, kernel_sha256, load_fixture
+from workbench.fixtures.manifest import HEADER, kernel_sha256, load_fixture
 from workbench.fixtures.replay import replay_fixture
+from workbench.safewrite import toml_text
 from workbench.session import Session, array_stats
 from workbench.wgsl.corpus import load_corpus
 
@@ -259,7 +260,7 @@ def test_fixture_with_only_determinism_and_no_expected_does_not_replay_pass(
     data = tomllib.loads(manifest.read_text(encoding="utf-8"))
     data["checks"], data["expected"] = ["determinism"], {}
     data.pop("arrays_sha256")
-    manifest.write_text(dump_toml(data, HEADER), encoding="utf-8")
+    manifest.write_text(toml_text(data, HEADER), encoding="utf-8")
     keep = {e["array"] for e in data["inputs"].values() if "array" in e}
     with np.load(manifest.with_suffix(".npz")) as npz:
         arrays = {k: npz[k] for k in npz.files if k in keep}

@@ -155,3 +155,46 @@ def decode_q8(words):
     q = w[:, 1:].copy().view(np.uint8).view(np.int8).reshape(-1, 32)
     return {"values": (scale[:, None] * q).reshape(-1)}
 '''
+
+
+# The other way: f32 values quantized into the same blocks (written here), a packed output.
+QUANTIZE = """
+struct Block {
+    scale: f32,
+    q: array<u32, 8>,
+};
+
+@group(0) @binding(0) var<storage, read_write> src: array<f32>;
+@group(0) @binding(1) var<storage, read_write> blocks: array<Block>;
+@group(0) @binding(2) var<uniform> params: vec4<u32>;  // blocks
+
+@compute @workgroup_size(64)
+fn quantize(@builtin(global_invocation_id) gid: vec3<u32>) {
+    let b = gid.x;
+    if (b >= params.x) { return; }
+    var amax = 0.0;
+    for (var j = 0u; j < 32u; j++) { amax = max(amax, abs(src[b * 32u + j])); }
+    let scale = amax / 127.0;
+    let inv = select(0.0, 1.0 / scale, scale > 0.0);
+    blocks[b].scale = scale;
+    for (var w = 0u; w < 8u; w++) {
+        var word = 0u;
+        for (var k = 0u; k < 4u; k++) {
+            let q = i32(round(src[b * 32u + w * 4u + k] * inv));
+            word |= (u32(q) & 0xffu) << (k * 8u);
+        }
+        blocks[b].q[w] = word;
+    }
+}
+"""
+
+# Compared as the values the words hold: within half a quantization step (max|x| / 254) of x.
+QUANTIZE_TOML = """
+[kernels.quantize]
+dims = { nb = 10 }
+grid = ["ceil(nb / 64)"]
+uniforms.params = ["nb", 0, 0, 0]
+buffers.src = { shape = ["nb * 32"], role = "in" }
+buffers.blocks = { words = "nb * 9", shape = ["nb * 32"], decode = "refs.py:decode_q8", role = "out" }
+reference = { function = "std:cpy_f32", x = "src", y = "blocks", rtol = 0, atol = 0.02 }
+"""

@@ -7,6 +7,8 @@ from __future__ import annotations
 import tomllib
 from pathlib import Path
 
+import numpy as np
+
 from workbench.session import Session
 from workbench.specs.described import load_descriptions
 from workbench.viewmodel.describe import write_description
@@ -21,24 +23,70 @@ def test_adhoc_case_written_and_loaded(tmp_path: Path) -> None:
     case = session.case(
         "matmul",
         dims={"n": 512},
-        sets={"dims.x": 16, "dims.y": 32},
+        sets={"dims.x": 16, "dims.y": 32, "dims.w": 0x01020304},
         grid=(2, 1, 1),
         inputs={"A": "arange"},
     )
-    write_description(case, root)
+    write_description(case, root, "matmul")
     spec = load_descriptions(load_corpus(root))["matmul"]
     dims = spec.resolve_dims()
-    assert dims == {"n": 512} and spec.grid(dims) == (2, 1, 1)
-    assert spec.uniforms(dims)["dims"][:2] == [16, 32]
+    # The uniform's lanes are dims named after them, their defaults as the case ran; the arrays
+    # hold n (no lane has that value); the grid, which no expression gives, as it ran; a bit
+    # pattern past any size stays a value.
+    assert dims == {"dims_x": 16, "dims_y": 32, "dims_z": 0, "n": 512}
+    assert spec.grid(dims) == (2, 1, 1)
+    assert spec.uniforms(dims)["dims"] == [16, 32, 0, 0x01020304]
+    assert spec.uniforms(spec.resolve_dims({"dims_x": 7}))["dims"][0] == 7
     assert spec.buffers(dims)["C"].shape == (512,) and spec.outputs == ("C",)
     assert (spec.inputs(dims, 0)["A"][:3] == [0, 1, 2]).all()
+
+
+SILU = """
+struct Params { ne: u32, offset: u32, alpha: f32 };
+@group(0) @binding(0) var<storage, read_write> src: array<f32>;
+@group(0) @binding(1) var<storage, read_write> dst: array<f32>;
+@group(0) @binding(2) var<uniform> params: Params;
+
+@compute @workgroup_size(64)
+fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+    if (gid.x >= params.ne) { return; }
+    let x = src[params.offset + gid.x];
+    dst[gid.x] = params.alpha * x / (1.0 + exp(-x));
+}
+"""
+
+
+def test_adhoc_case_written_as_expressions_of_named_dims(tmp_path: Path) -> None:
+    """What the UI's describe writes for a llama-style kernel (shared `main`, read_write input,
+    a struct of parameters): dims named after the integer fields with the case's values, the grid
+    and shapes as expressions of them, roles from stores, the float field as it ran, and the
+    std: reference the file's name matches; it loads under its FILE:ENTRY name and PASSes."""
+    root = write(tmp_path, {"silu.wgsl": SILU, "other.wgsl": SILU.replace("silu", "x")})
+    session = Session.open(corpus=root)
+    case = session.case(
+        "silu.wgsl:main", dims={"n": 300}, sets={"params.ne": 300, "params.alpha": 1.0}
+    )
+    write_description(case, root, "silu.wgsl:main")
+    table = tomllib.loads((root / "workbench.toml").read_text(encoding="utf-8"))["kernels"]
+    t = table["silu.wgsl:main"]
+    assert t["dims"] == {"ne": 300, "offset": {"default": 0, "lo": 0}}
+    assert t["grid"] == ["ceil(ne / 64)"]
+    assert t["uniforms"]["params"] == {"ne": "ne", "offset": "offset", "alpha": 1.0}
+    assert t["buffers"]["src"]["role"] == "in" and t["buffers"]["src"]["shape"] == ["ne"]
+    assert t["buffers"]["dst"] == {"shape": ["ne"], "role": "out"}
+    assert t["reference"] == {"function": "std:silu", "x": "src", "y": "dst"}
+    fresh = Session.open(corpus=root)
+    run = fresh.run("silu.wgsl:main", dims={"ne": 777})
+    assert str(run.verdict) == "pass"
+    x = run.case.inputs["src"].astype(np.float64)[:777]
+    np.testing.assert_allclose(run.outputs["dst"], x / (1 + np.exp(-x)), rtol=1e-5, atol=1e-6)
 
 
 def test_described_kernel_keeps_its_table_and_the_file(tmp_path: Path) -> None:
     root = matmul_corpus(tmp_path, toml="# mine\n" + MATMUL_TOML)
     session = Session.open(corpus=root)
     case = session.case("matmul", dims={"M": 32})
-    write_description(case, root)
+    write_description(case, root, "matmul")
     text = (root / "workbench.toml").read_text(encoding="utf-8")
     assert text.startswith("# mine\n")
     table = tomllib.loads(text)["kernels"]["matmul"]

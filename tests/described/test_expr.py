@@ -1,10 +1,11 @@
-"""The size-expression evaluator: arithmetic, functions, names, and what it refuses."""
+"""The one size-expression language (descriptions and pipelines): arithmetic, functions, names,
+and what it refuses, each refusal one line quoting the expression."""
 
 from __future__ import annotations
 
 import pytest
 
-from workbench.specs.expr import ExprError, parse
+from workbench.specs.expr import ExprError, evaluate, parse
 
 DIMS = {"M": 256, "N": 192, "K": 130}
 
@@ -21,6 +22,9 @@ DIMS = {"M": 256, "N": 192, "K": 130}
         ("max(1, min(M, 64)) * 4", 256),
         ("((M))", 256),
         ("N / 4", 48),
+        ("cdiv(N, 16)", 12),
+        ("cdiv(K, 16)", 9),
+        ("cdiv(-K, 16)", -8),
         (7, 7),
     ],
 )
@@ -37,6 +41,8 @@ def test_values(text, value):
         ("M +", "ends too early"),
         ("ceil(M, N)", "takes one argument"),
         ("max(M)", "two or more"),
+        ("cdiv(M)", "cdiv takes two arguments"),
+        ("cdiv", "cdiv needs its arguments in parentheses"),
         ("sqrt(M)", "unknown function"),
         ("M.real", "unknown name M.real"),  # a dotted name is a uniform path, never an attribute
         ("", "empty"),
@@ -56,3 +62,40 @@ def test_integer_and_division_by_zero():
     with pytest.raises(ExprError, match="division by zero"):
         parse("M // (N - 192)").value(DIMS)
     assert parse("ceil(N / 5)").integer(DIMS) == 39
+
+
+@pytest.mark.parametrize(
+    ("value", "dims", "want"),
+    [
+        ("cdiv(seq * d_ff, 256)", {"seq": 64, "d_ff": 130}, 33),  # a pipeline's grid
+        (
+            "ceil(seq * d_ff / 256)",
+            {"seq": 64, "d_ff": 130},
+            33,
+        ),  # the same, as descriptions write it
+        ("seq // 2", {"seq": 7}, 3),
+        (4.0, {}, 4),  # a TOML float that is whole
+        (12, {}, 12),
+    ],
+)
+def test_evaluate_takes_both_spellings(value, dims, want):
+    got = evaluate(value, dims)
+    assert got == want and isinstance(got, int)
+
+
+@pytest.mark.parametrize(
+    ("value", "why"),
+    [
+        ("seq2 * 4", "'seq2 * 4': unknown name seq2"),
+        ("cdiv(seq, 0)", "'cdiv(seq, 0)': cdiv takes two numbers, the second not 0"),
+        ("seq / 2", "'seq / 2' gives 3.5, not an integer"),
+        ("seq // (seq - 7)", "'seq // (seq - 7)': division by zero"),
+        ("seq\n+ 1 ²", "unexpected '²'"),
+        (2.5, "2.5 is not a whole number"),
+    ],
+)
+def test_evaluate_refuses_in_one_line_quoting_the_expression(value, why):
+    with pytest.raises(ExprError) as info:
+        evaluate(value, {"seq": 7})
+    message = str(info.value)
+    assert why in message and "\n" not in message

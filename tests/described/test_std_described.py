@@ -6,9 +6,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from workbench.session import Session
+from workbench.viewmodel.diff import closest, tolerance_ratio
+from workbench.wgsl.corpus import load_corpus
 
 from .corpora import write
 from .llama_style import (
@@ -17,6 +20,8 @@ from .llama_style import (
     DEQUANT,
     DEQUANT_REFS,
     DEQUANT_TOML,
+    QUANTIZE,
+    QUANTIZE_TOML,
     RMS_NORM,
     RMS_NORM_TOML,
     llama_style_corpus,
@@ -79,6 +84,33 @@ def test_cost_expressions_give_bytes_and_flops(tmp_path: Path) -> None:
         .cost({"rows": 2, "cols": 4, "brows": 1, "bcols": 2})
     )
     assert (add.bytes, add.flops) == (4 * (8 + 2 + 8), 0)
+
+
+def test_a_packed_output_is_compared_as_the_values_its_words_hold(
+    tmp_path: Path, session: Session
+) -> None:
+    root = write(
+        tmp_path / "q",
+        {"q.wgsl": QUANTIZE, "refs.py": DEQUANT_REFS, "workbench.toml": QUANTIZE_TOML},
+    )
+    mine = session.with_corpus(load_corpus(root))
+    run = mine.run("quantize", dims={"nb": 70})
+    assert str(run.verdict) == "pass", run.compare
+    # Independently of the description: the words decoded here are within half a step of x.
+    words = run.outputs["blocks"].reshape(70, 9)
+    scale = words[:, 0].copy().view(np.float32).astype(np.float64)
+    q = words[:, 1:].copy().view(np.uint8).view(np.int8).reshape(70, 32).astype(np.float64)
+    x = run.case.inputs["src"].astype(np.float64).reshape(70, 32)
+    step = np.abs(x).max(axis=1) / 127
+    assert np.all(np.abs(scale[:, None] * q - x) <= step[:, None] / 2 * (1 + 1e-5))
+    assert run.compare["blocks"].n_total == 70 * 32
+    # The Diff tab's figures are of the values too.
+    assert tolerance_ratio(run, "blocks").shape == (70 * 32,)
+    assert [e.ratio <= 1 for e in closest(run, "blocks", 3)] == [True] * 3
+    buggy = QUANTIZE.replace("<< (k * 8u)", "<< ((3u - k) * 8u)")  # bytes packed in the wrong order
+    (root / "q.wgsl").write_text(buggy, encoding="utf-8")
+    bad = session.with_corpus(load_corpus(root)).run("quantize", dims={"nb": 70})
+    assert str(bad.verdict) == "fail"
 
 
 @pytest.mark.parametrize(
@@ -153,8 +185,8 @@ def test_packed_blocks_as_words_with_decode_and_encode(tmp_path: Path, cli) -> N
         ),
         ((', decode = "refs.py:decode_q8"', ""), "buffers.blocks.decode: missing"),
         (
-            ('shape = ["nb * 32"], decode', 'role = "out", shape = ["nb * 32"], decode'),
-            "a packed buffer is an input only",
+            ('shape = ["nb * 32"], decode', 'role = "inout", shape = ["nb * 32"], decode'),
+            'a packed buffer is an input (role = "in") or an output (role = "out")',
         ),
     ],
 )

@@ -123,7 +123,7 @@ async def open_at(pilot: Pilot, key: str, **dims: str) -> None:
     await open_kernel(pilot, key)
     for name, value in dims.items():
         await type_into(pilot, f"#dim-{name}", value)
-    app.main.query_one(KernelBrowser).tree.focus()
+    app.main.query_one(KernelBrowser).kernel_tree.focus()
 
 
 async def press_settled(pilot: Pilot, *keys: str) -> None:

@@ -53,7 +53,10 @@ async def test_first_screen_selects_the_first_kernel() -> None:
         browser = app.main.query_one(KernelBrowser)
         first = browser.first_key()
         assert first is not None and app.main.current == first
-        assert browser.tree.cursor_node is not None and browser.tree.cursor_node.data == first
+        assert (
+            browser.kernel_tree.cursor_node is not None
+            and browser.kernel_tree.cursor_node.data == first
+        )
         # Every shipped kernel compiles on the default adapter and has a spec: all ✓.
         assert {browser.status(k).kind for k in browser.kernel_keys()} == {"spec"}
         assert first.split(":")[1] in _text(app, "#kv-title")
@@ -76,7 +79,7 @@ async def test_loop_dims_recipe_run_and_every_tab() -> None:
         assert _text(app, "#problems") == ""
         # An input recipe: grad_hidden all ones.
         await type_into(pilot, "#recipe-grad_hidden", "ones")
-        app.main.query_one(KernelBrowser).tree.focus()
+        app.main.query_one(KernelBrowser).kernel_tree.focus()
         await press_settled(pilot, "r")
         assert "PASS" in verdict(app) and "grad_gate" in verdict(app)
         run = app.main.current_run()
@@ -307,7 +310,7 @@ async def test_ad_hoc_kernel_runs_without_reference(tmp_path: Path) -> None:
         assert app.main.query_one(KernelBrowser).status("scale.wgsl:scale").kind == "adhoc"
         await type_into(pilot, "#dim-n", "100")
         await type_into(pilot, "#recipe-x", "arange")
-        app.main.query_one(KernelBrowser).tree.focus()
+        app.main.query_one(KernelBrowser).kernel_tree.focus()
         await press_settled(pilot, "r")
         assert "ad hoc" in verdict(app)
         run = app.main.current_run()
@@ -325,7 +328,7 @@ async def test_ad_hoc_kernel_runs_without_reference(tmp_path: Path) -> None:
         app.screen.query_one("#npy-path").value = str(tmp_path / "x.npy")
         await press_settled(pilot, "enter")
         assert app.main.query_one("#recipe-x").value == f"npy:{tmp_path / 'x.npy'}"
-        app.main.query_one(KernelBrowser).tree.focus()
+        app.main.query_one(KernelBrowser).kernel_tree.focus()
         await press_settled(pilot, "r")
         np.testing.assert_array_equal(app.main.current_run().outputs["y"], 2.0 * values)
 
@@ -343,7 +346,7 @@ async def test_check_all_lists_every_spec_kernel(tmp_path: Path) -> None:
             await open_kernel(pilot, key)
             await type_into(pilot, "#dim-seq", "4")
             await type_into(pilot, "#dim-d_ff", "64")
-        app.main.query_one(KernelBrowser).tree.focus()
+        app.main.query_one(KernelBrowser).kernel_tree.focus()
         await pilot.press("ctrl+p")
         await pilot.pause()
         await pilot.press(*"check all")

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from textual.widget import Widget
 from textual.worker import Worker
 
 from workbench.app import WorkbenchApp
@@ -139,17 +140,21 @@ async def test_a_corpus_loaded_before_the_kernel_list_is_composed_still_opens(
         "    if (gid.x < arrayLength(&y)) { y[gid.x] = 2.0 * y[gid.x]; }\n"
         "}\n"
     )
-    compose = KernelBrowser._on_compose
+    mount = KernelBrowser.mount_composed_widgets
+    delayed: list[KernelBrowser] = []
 
-    async def late(self: KernelBrowser, event: Any) -> None:
-        # A loaded machine composes the list late; a one-file corpus is read long before.
+    async def late(self: KernelBrowser, widgets: list[Widget]) -> None:
+        # A loaded machine mounts the list late; a one-file corpus is read long before.
+        delayed.append(self)
         await asyncio.sleep(0.5)
-        await compose(self, event)
+        await mount(self, widgets)
 
-    monkeypatch.setattr(KernelBrowser, "_on_compose", late)
+    # Textual's public hook between compose() and mounting what it made (textual.lazy uses it).
+    monkeypatch.setattr(KernelBrowser, "mount_composed_widgets", late)
     app = Recording(corpus=tmp_path, snapshot=True, watch=False)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         browser = app.main.query_one(KernelBrowser)
+        assert delayed == [browser]
         assert browser.kernel_keys() == ["double.wgsl:double"]
         assert app.main.current == "double.wgsl:double"

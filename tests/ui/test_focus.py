@@ -77,7 +77,7 @@ async def test_filter_enter_opens_the_only_match() -> None:
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         await open_kernel(pilot, EMBED)
-        app.main.browser.tree.focus()
+        app.main.browser.kernel_tree.focus()
         await type_fast(pilot, "slash", *"nosuch", "enter")
         assert app.focused is app.main.browser.filter_box  # nothing to open: stays to be fixed
         assert any("no kernel matches 'nosuch'" in n for n in app.notices)

@@ -26,7 +26,7 @@ def _status(app: WorkbenchApp) -> str:
 
 
 def _focus_list(app: WorkbenchApp) -> None:
-    app.main.query_one(KernelBrowser).tree.focus()
+    app.main.query_one(KernelBrowser).kernel_tree.focus()
 
 
 @run_async

@@ -48,12 +48,12 @@ async def test_kernel_list_hides_below_100_columns_and_ctrl_b_toggles_it() -> No
         browser = app.main.query_one(KernelBrowser)
         assert not browser.display or not browser.region.width
         await press_settled(pilot, "ctrl+b")
-        assert browser.region.width >= 26 and browser.tree.has_focus
+        assert browser.region.width >= 26 and browser.kernel_tree.has_focus
         await press_settled(pilot, "ctrl+b")
         assert browser.region.width == 0 and not browser.has_focus_within
         assert app.focused is not None and app.focused.id == "dim-seq"  # on to the form
         await press_settled(pilot, "escape")  # back to the kernel list: it shows again
-        assert browser.region.width and browser.tree.has_focus
+        assert browser.region.width and browser.kernel_tree.has_focus
     app = _app()
     async with app.run_test(size=(120, 36)) as pilot:
         await settle(pilot)

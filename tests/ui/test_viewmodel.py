@@ -220,9 +220,11 @@ def test_view_of_a_state_and_masked_timings() -> None:
 # -- the Diff tab's figures ------------------------------------------------------------------------
 def _diff_run(got: list[float], ref: list[float], rtol: float, atol: float) -> SimpleNamespace:
     plan = SimpleNamespace(axes=("i",))
+    outputs = {"y": np.array(got, dtype=np.float32)}
     return SimpleNamespace(
         compare={"y": SimpleNamespace(rtol=rtol, atol=atol)},
-        outputs={"y": np.array(got, dtype=np.float32)},
+        outputs=outputs,
+        observed=outputs.__getitem__,  # no packed output: as it is
         reference={"y": np.array(ref, dtype=np.float64)},
         case=SimpleNamespace(plan=lambda _name: plan),
     )

@@ -70,8 +70,9 @@ class Figures:
             of = fmt_rate(self.peak_gflop_s, "FLOP")
             parts[-1] += f" ({fmt_percent(self.frac_compute)} of {of})"
         parts.append(f"{self.intensity:.3g} FLOP/B")
-        if self.binds:
-            parts.append(f"{self.binds}-bound, at {fmt_percent(self.frac_roof)} of that ceiling")
+        roof = self.frac_roof
+        if self.binds and roof is not None:
+            parts.append(f"{self.binds}-bound, at {fmt_percent(roof)} of that ceiling")
         return "  ".join(parts)
 
     def to_json(self) -> dict[str, Any]:

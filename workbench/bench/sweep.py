@@ -9,6 +9,7 @@ the same budget and sorted by median time.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -78,6 +79,21 @@ def check_override(case: Case, name: str) -> None:
         )
 
 
+def _rounds(
+    say: Callable[[str, float], None], base: float, share: float
+) -> Callable[[int, int], None]:
+    """Timed rounds, said as their share of the sweep from `base`."""
+    return lambda done, total: say("timing", base + share * done / total)
+
+
+def _warming(say: Callable[[str, float], None], label: str, base: float) -> Callable[[float], None]:
+    return lambda _part: say(f"warming up before timing {label}", base)
+
+
+def _median_ms(r: BenchResult) -> float:
+    return r.timing.median_ms if r.timing is not None else math.inf
+
+
 def sweep(
     session: Session,
     make_case: Callable[[Mapping[str, float]], Case],
@@ -112,11 +128,11 @@ def sweep(
         timing = session.time_cases(
             [r.case],
             budget,
-            lambda done, total, b=base: say("timing", b + done / total / (2 * len(checked))),
+            _rounds(say, base, 1 / (2 * len(checked))),
             cancelled,
-            lambda _part, label=r.label, b=base: say(f"warming up before timing {label}", b),
+            _warming(say, r.label, base),
         )[0]
         place(r, timing, roof, budget, flush)
-    usable = sorted((r for r in checked if r.usable), key=lambda r: r.timing.median_ms)
+    usable = sorted((r for r in checked if r.usable), key=_median_ms)
     rest = [r for r in checked if not r.usable]
     return SweepResult(name, usable + rest)

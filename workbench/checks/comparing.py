@@ -38,12 +38,11 @@ def compare_results(run: Run) -> list[CheckResult]:
     reference = run.reference or {}
     if not run.compare:
         return [nothing_compared(run)]
-    results = [
-        comparison_result(
-            "compare", name, cmp, run.outputs[name], reference[name], run.case.plan(name).axes
-        )
-        for name, cmp in run.compare.items()
-    ]
+    results = []
+    for name, cmp in run.compare.items():
+        got = run.observed(name)  # a packed output: the values its words hold
+        axes = run.case.plan(name).axes if got is run.outputs[name] else ()
+        results.append(comparison_result("compare", name, cmp, got, reference[name], axes))
     return [_unwritten(r) if r.name in run.unwritten else r for r in results]
 
 

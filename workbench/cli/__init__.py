@@ -101,7 +101,9 @@ def main(argv: list[str] | None = None) -> int:
 
 def subcommands(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
     """Each command's name and parser, in the order `workbench --help` lists them."""
-    return dict(parser._subparsers._group_actions[0].choices)
+    # argparse keeps its subcommands in the one subparsers action it made (no public accessor).
+    found = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    return dict(found[0].choices) if found else {}
 
 
 def routed(argv: list[str], parser: argparse.ArgumentParser) -> list[str]:

@@ -30,7 +30,7 @@ from workbench.session import Budget, Case, ClockCheck, Session
 from workbench.wgsl.corpus import SHIPPED, load_corpus
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
         "bench",
         help="time kernels within a budget, on the adapter's measured roofline",

@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from typing import Any
 
 from workbench.checks import CHECK_KINDS, DEFAULT_WHAT, CheckReport, check_case
 from workbench.checks.determinism import DEFAULT_REPEATS
@@ -37,7 +38,7 @@ from workbench.verdicts import Verdict, worst
 PROGRESS_EVERY_S = 5.0
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
         "check",
         help="check kernels: compare, gradients, special values, determinism, across adapters",
@@ -177,7 +178,7 @@ def _build_case(session: Session, args: argparse.Namespace) -> Case:
 
 
 def _check_all(
-    session: Session, args: argparse.Namespace, options: dict, progress: Progress
+    session: Session, args: argparse.Namespace, options: dict[str, Any], progress: Progress
 ) -> int:
     t0 = time.perf_counter()
     kernels = session.corpus.kernels

@@ -260,13 +260,14 @@ def parse_grid(text: str) -> tuple[int, int, int]:
     number >= 0: ASCII digits, or hex (0x...)."""
     parts = text.split(",")
     counts = [whole_number(p) if not _is_hex(p) else int(p.strip(), 16) for p in parts]
-    if not 1 <= len(counts) <= 3 or None in counts:
+    known = [c for c in counts if c is not None]
+    if not 1 <= len(counts) <= 3 or len(known) != len(counts):
         raise UserError(
             f"--grid expects 1 to 3 whole numbers X[,Y[,Z]] (workgroups per axis, digits 0-9 or "
             f"hex 0x..), got {text!r}"
         )
-    x, y, z = (*counts, 1, 1)[:3]
-    return (x, y, z)  # type: ignore[return-value]
+    x, y, z = (*known, 1, 1)[:3]
+    return (x, y, z)
 
 
 def _is_hex(text: str) -> bool:

@@ -14,7 +14,7 @@ from workbench.session import DEFAULT_WARMUP_MS
 ENGINE_DEFAULTS = {"warmup_ms": DEFAULT_WARMUP_MS}
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
         "config",
         help="show the effective configuration and where each value came from",

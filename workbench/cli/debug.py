@@ -22,6 +22,7 @@ from workbench.workgroups.breaks import break_at
 from workbench.workgroups.debug import (
     MAX_CAPACITY,
     Difference,
+    MemoryView,
     NonFinite,
     Step,
     Trace,
@@ -35,7 +36,7 @@ from workbench.workgroups.debug import (
 )
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
         "debug", help="step one invocation line by line with the values the GPU computed"
     )
@@ -234,7 +235,7 @@ def print_trace(t: Trace, lines: list[str], focus: int | None = None) -> None:
     for line in lines:
         print(f"  {line}")
     print(f"  {'step':>6}  {'where':<24} {'kind':<8} {'name':<28} value")
-    views = {}
+    views: dict[int, list[MemoryView]] = {}
     for v in t.memory:
         views.setdefault(v.step, []).append(v)
     first, last = 0, len(t.steps)

@@ -37,7 +37,7 @@ from workbench.safewrite import refuse_unwritable, write_text
 from workbench.units import fmt_bytes, fmt_count
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("record", help="run a case and save it as a fixture (NAME.toml + NAME.npz)")
     add_case_options(p)
     p.add_argument("--out", required=True, metavar="DIR/NAME", help="where to write the fixture")

@@ -8,6 +8,8 @@ cannot run compute shaders is marked, and the default it shows is chosen knowing
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
+from typing import Any
 
 from workbench.cli.common import add_corpus_adapter, corpus_alias, open_session, print_json
 from workbench.cli.step import list_pipelines
@@ -17,7 +19,7 @@ from workbench.units import fmt_bytes, fmt_int, fmt_ms, fmt_rate
 from workbench.wgsl.corpus import Kernel
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("adapters", help="list the GPU adapters wgpu can use")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument(
@@ -93,7 +95,7 @@ def cmd_adapters(args: argparse.Namespace) -> int:
     return 0
 
 
-def print_roofline(roof: dict) -> None:
+def print_roofline(roof: dict[str, Any]) -> None:
     """The measured ceilings with the kernels, sizes and method they came from."""
     print(
         f"     roofline: {fmt_rate(roof['bandwidth_gb_s'], 'B')} memory "
@@ -113,7 +115,7 @@ def print_roofline(roof: dict) -> None:
     )
 
 
-def kernel_rows(session: Session) -> list[dict]:
+def kernel_rows(session: Session) -> list[dict[str, Any]]:
     from workbench.specs.described import described_for
     from workbench.specs.registry import spec_for
 
@@ -156,9 +158,9 @@ def kernel_rows(session: Session) -> list[dict]:
 
 
 def cmd_list(args: argparse.Namespace) -> int:
-    if args.pipelines:
-        return list_pipelines(args.json)
     corpus_alias(args, args.path)
+    if args.pipelines:
+        return list_pipelines(args.json, Path(args.corpus) if args.corpus else None)
     session = open_session(args)
     # Every status compiles, so the device is made anyway: say once if it cannot run compute.
     problem = session.probe_compute()

@@ -23,7 +23,7 @@ from workbench.workgroups.probes import (
 )
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
         "footprint", help="which workgroup wrote which element: races and holes of one dispatch"
     )

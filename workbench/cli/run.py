@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import functools
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +27,7 @@ from workbench.session import DEFAULT_WARMUP_MS, Run, Verdict, array_stats
 from workbench.units import fmt_bytes, fmt_count, fmt_grid, fmt_int, fmt_ms, fmt_num, fmt_rate
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("run", help="run one kernel and compare it with its reference")
     add_case_options(p)
     p.add_argument("--reps", type=int, default=20, help="timed repetitions (default 20; 0: none)")
@@ -88,7 +89,7 @@ def save_outputs(run: Run, folder: Path, overwrite: bool) -> None:
         for name, path in paths.items():
             arr = run.outputs[name]
             write_file(
-                path, lambda fh, a=arr: np.save(fh, a, allow_pickle=False), overwrite=overwrite
+                path, functools.partial(np.save, arr=arr, allow_pickle=False), overwrite=overwrite
             )
     except UserError as exc:
         raise UserError(f"--save-outputs: {exc}", advice=exc.advice) from None
@@ -124,7 +125,7 @@ def stats_line(name: str, arr: np.ndarray) -> str | None:
     kinds["-inf"] = int((f == -np.inf).sum())
     present = [(k, n) for k, n in kinds.items() if n]
     if len(present) == 1:
-        return f"{name}: all {present[0][0]} ({fmt_count(s['count'], 'element')})"
+        return f"{name}: all {present[0][0]} ({fmt_count(int(s['count']), 'element')})"
     return f"{name}: no finite value ({', '.join(f'{fmt_int(n)} {k}' for k, n in present)})"
 
 

@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import argparse
 import re
+from pathlib import Path
+from typing import Any
 
 from workbench.cli.common import add_corpus_adapter, open_session, parse_pairs, print_json
 from workbench.errors import UserError
-from workbench.pipelines import load_pipeline, shipped_names
+from workbench.pipelines import corpus_pipelines, load_pipeline, shipped_names
 from workbench.pipelines.plan import plan
 from workbench.pipelines.report import PipelineReport, step_pipeline
 from workbench.pipelines.snapshots import DEFAULT_CAP
@@ -17,7 +19,7 @@ from workbench.units import fmt_bytes, fmt_count, fmt_int, fmt_ms, fmt_num
 _UNITS = {"": 1, "b": 1, "kib": 1 << 10, "mib": 1 << 20, "gib": 1 << 30}
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("step", help="step a pipeline of kernels one dispatch at a time")
     p.add_argument(
         "pipeline",
@@ -114,10 +116,17 @@ def print_report(report: PipelineReport, adapter: str) -> None:
     print("  verdict: " + ("PASS" if report.ok else "FAIL"))
 
 
-def list_pipelines(as_json: bool) -> int:
-    rows = []
-    for name in shipped_names():
-        p = load_pipeline(name)
+def list_pipelines(as_json: bool, corpus: Path | None = None) -> int:
+    """The corpus's pipeline files (one that cannot be read is listed with why), then the
+    shipped pipelines."""
+    rows: list[dict[str, Any]] = []
+    mine = [str(p) for p in corpus_pipelines(corpus)] if corpus is not None else []
+    for target in [*mine, *shipped_names()]:
+        try:
+            p = load_pipeline(target)
+        except UserError as exc:
+            rows.append({"name": Path(target).stem, "file": target, "error": str(exc)})
+            continue
         rows.append(
             {
                 "name": p.name,
@@ -135,7 +144,11 @@ def list_pipelines(as_json: bool) -> int:
         print_json({"pipelines": rows})
         return 0
     for r in rows:
-        print(f"{r['name']}: {r['doc']}")
+        if "error" in r:
+            print(f"{r['name']}: cannot be read: {r['error']}")
+            continue
+        where = f"  ({r['file']})" if r["file"] in mine else ""
+        print(f"{r['name']}: {r['doc']}{where}")
         print("    " + " → ".join(r["steps"]))
         for b, info in r["branches"].items():
             print(

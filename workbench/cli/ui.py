@@ -18,7 +18,7 @@ from workbench.cli.common import add_corpus_adapter, corpus_alias
 from workbench.errors import UserError
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("ui", help="open the terminal UI (the default command)")
     p.add_argument("path", nargs="?", metavar="PATH", help="the same as --corpus PATH")
     add_corpus_adapter(p)

@@ -633,6 +633,11 @@ class GpuContext:
                 self._staging.unmap()
         return out
 
+    @property
+    def staging_bytes(self) -> int:
+        """The size of the read-back staging buffer kept alive between runs (0: none)."""
+        return int(self._staging.size) if self._staging is not None else 0
+
     def release_staging(self) -> None:
         """Free the read-back staging buffer before timing.
 

@@ -8,10 +8,11 @@ float64 to find the first divergence, and `report` steps a whole pipeline for th
 
 from __future__ import annotations
 
+import tomllib
 from pathlib import Path
 
 from workbench.errors import UserError
-from workbench.pipelines.model import Pipeline, load
+from workbench.pipelines.model import MAX_BYTES, Pipeline, load
 
 SHIPPED = Path(__file__).resolve().parent
 
@@ -19,6 +20,29 @@ SHIPPED = Path(__file__).resolve().parent
 def shipped_names() -> list[str]:
     """The names of the pipelines that ship with the workbench."""
     return sorted(p.stem for p in SHIPPED.glob("*.toml"))
+
+
+def corpus_pipelines(root: Path) -> list[Path]:
+    """The pipeline files of a corpus folder: every `*.toml` in its `pipelines/` folder, and the
+    `*.toml` files beside its kernels that hold `[[steps]]` (workbench.toml, pyproject.toml and
+    the like do not); sorted by path."""
+    if not root.is_dir():
+        return []
+    found = sorted(p for p in (root / "pipelines").glob("*.toml") if p.is_file())
+    for p in sorted(root.glob("*.toml")):
+        if p.name != "workbench.toml" and p.is_file() and _has_steps(p):
+            found.append(p)
+    return sorted(found)
+
+
+def _has_steps(path: Path) -> bool:
+    try:
+        if path.stat().st_size > MAX_BYTES:
+            return False
+        with path.open("rb") as f:
+            return "steps" in tomllib.load(f)
+    except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError):
+        return False
 
 
 def locate(name_or_path: str) -> Path:

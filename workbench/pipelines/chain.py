@@ -4,7 +4,8 @@ The chain starts from the same buffers as the GPU (widened to float64) and feeds
 reference the chain's own results, so it carries no f32 rounding at all. Comparing each step's GPU
 outputs with the chain at that step (with the spec's tolerance) finds the first step whose outputs
 leave it: the answer to "the result at the end is wrong; where did it start?". The chain stops at
-the first step without a spec (nothing says what that step should compute).
+the first step without a spec (nothing says what that step should compute) or with a packed output
+(the reference gives its values; the words holding them are the kernel's to pack).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import numpy as np
 
 from workbench.closeness import Comparison
 from workbench.pipelines.plan import PipelinePlan, PlannedStep
+from workbench.specs.base import KernelSpec
 from workbench.units import fmt_err, fmt_int, fmt_val
 
 
@@ -75,21 +77,24 @@ def float64_chain(
     state = {name: widen(a) for name, a in initial.items()}
     out: list[dict[str, np.ndarray] | None] = []
     for step in plan.steps:
-        if step.spec is None or (out and out[-1] is None):
+        if step.spec is None or step.spec.packed_outputs or (out and out[-1] is None):
             out.append(None)
             continue
-        out.append(advance(step, state))
+        out.append(advance(step, step.spec, state))
     return out
 
 
-def advance(step: PlannedStep, state: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-    """Run one step's reference on `state` (changed in place) and return its outputs."""
+def advance(
+    step: PlannedStep, spec: KernelSpec, state: dict[str, np.ndarray]
+) -> dict[str, np.ndarray]:
+    """Run one step's reference (`spec`, the step's own) on `state` (changed in place) and return
+    its outputs."""
     for name in step.zero:
         state[name] = np.zeros_like(state[name])
     inputs = {key: view.of(state[view.buffer]).copy() for key, view in step.views.items()}
-    ref = step.spec.reference(step.dims, inputs)
+    ref = spec.reference(step.dims, inputs)
     outputs = {}
-    for key in step.spec.outputs:
+    for key in spec.outputs:
         if key not in ref:
             continue
         view = step.views[key]

@@ -12,9 +12,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import workbench.pipelines.exprs as exprs
 from workbench.closeness import ToleranceError, validate_tolerance
 from workbench.errors import UserError
+from workbench.specs import expr
 from workbench.userfiles import describe, read_text
 
 DTYPES = {"f32": "float32", "f16": "float16", "u32": "uint32", "i32": "int32"}
@@ -191,8 +191,8 @@ class _Reader:
             )
         if isinstance(value, str):
             try:
-                exprs.parse(value)
-            except exprs.ExprError as exc:
+                expr.parse(value)
+            except expr.ExprError as exc:
                 raise self.fail(where, str(exc)) from None
         return value
 
@@ -310,7 +310,7 @@ class _Reader:
             index,
             branch,
             tuple(names),
-            tuple(pair) if pair is not None else None,  # type: ignore[arg-type]
+            tuple(pair) if pair is not None else None,
             self.tolerance(value.get("rtol", 0.0), f"{where} rtol", rtol=True),
             self.tolerance(value.get("atol", 0.0), f"{where} atol", rtol=False),
             self.text(value.get("why", ""), f"{where} why"),
@@ -319,10 +319,10 @@ class _Reader:
 
 def _check_cycles(file: str, dims: dict[str, DimDef]) -> None:
     """Dims defined by expressions must not depend on themselves, however indirectly."""
-    deps: dict[str, set[str]] = {}
+    deps: dict[str, frozenset[str]] = {}
     for name, d in dims.items():
         if isinstance(d.default, str):
-            mentioned = exprs.names(d.default)
+            mentioned = expr.parse(d.default).names
             unknown = sorted(mentioned - set(dims))
             if unknown:
                 raise PipelineError(file, f"dims.{name}", f"mentions unknown dim {unknown[0]!r}")

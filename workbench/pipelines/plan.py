@@ -10,21 +10,24 @@ field, raised before anything touches the GPU.
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from workbench.errors import UserError
 from workbench.gpu.uniforms import pack_uniform
-from workbench.pipelines import exprs
+from workbench.pipelines import SHIPPED
 from workbench.pipelines.model import Branch, Pipeline, PipelineError, StepDef
 from workbench.planning import shipped_corpus
 from workbench.recipes import make_input
 from workbench.session import Session
+from workbench.specs import expr
 from workbench.specs.base import Buffer, KernelSpec
 from workbench.units import fmt_bytes
 from workbench.wgsl.corpus import Kernel
@@ -68,10 +71,7 @@ class PlannedStep:
     views: dict[str, View]  # spec binding name -> view (spec kernels only)
     writes: tuple[str, ...]  # buffers bound read_write
     zero: tuple[str, ...]  # buffers the spec wants zero-filled before the step
-
-    @property
-    def name(self) -> str:
-        return self.kernel.name
+    name: str  # the kernel as the step names it (`unary.wgsl:main` where entries share a name)
 
 
 @dataclass(frozen=True)
@@ -84,6 +84,9 @@ class PipelinePlan:
     # Every buffer's starting contents (deterministic: seeds come from the recipes or the
     # buffer's position in the file); never written to.
     initial: dict[str, np.ndarray]
+    # The corpus the steps' kernels were found in: the session's, or the shipped one for a
+    # shipped pipeline whose kernels the session's corpus lacks (`kernel_session`).
+    corpus: Path
 
     @property
     def name(self) -> str:
@@ -96,8 +99,10 @@ def plan(
     dims: Mapping[str, int] | None = None,
     branch: str | None = None,
 ) -> PipelinePlan:
-    """Check the whole file (every branch, every buffer's recipe) and plan the chosen path."""
+    """Check the whole file (every branch, every buffer's recipe) and plan the chosen path; the
+    steps' kernels are found in `kernel_session(pipeline, session)`'s corpus."""
     file = pipeline.file
+    session = kernel_session(pipeline, session)
     if branch is not None and branch not in pipeline.branches:
         names = ", ".join(pipeline.branches) or "none"
         raise UserError(f"{file}: no branch {branch!r}; branches: {names}")
@@ -125,7 +130,24 @@ def plan(
         planned[key] = tuple(
             _step(pipeline, session, d, i + 1, resolved, buffers) for i, d in enumerate(defs)
         )
-    return PipelinePlan(pipeline, branch, resolved, buffers, planned[branch], initial)
+    return PipelinePlan(
+        pipeline, branch, resolved, buffers, planned[branch], initial, session.corpus.root
+    )
+
+
+def kernel_session(pipeline: Pipeline, session: Session) -> Session:
+    """Where the pipeline's kernels are looked up: the session's corpus (a user's pipeline names
+    the kernels of the folder it is opened with); for a shipped pipeline whose kernels that
+    corpus does not all hold (a user's folder is open), the shipped corpus on the same device."""
+    if Path(pipeline.file).resolve().parent != SHIPPED:
+        return session
+    steps = [*pipeline.steps, *(s for b in pipeline.branches.values() for s in b.steps)]
+    try:
+        for d in steps:
+            session.kernel(d.kernel)
+    except UserError:
+        return session.with_corpus(shipped_corpus())
+    return session
 
 
 def resolve_dims(pipeline: Pipeline, given: Mapping[str, int]) -> dict[str, int]:
@@ -142,11 +164,11 @@ def resolve_dims(pipeline: Pipeline, given: Mapping[str, int]) -> dict[str, int]
     def value(name: str) -> int:
         if name not in out:
             d = pipeline.dims[name]
-            deps = exprs.names(d.default) if isinstance(d.default, str) else set()
+            deps = expr.parse(d.default).names if isinstance(d.default, str) else set()
             env = {dep: value(dep) for dep in deps}
             try:
-                out[name] = exprs.evaluate(d.default, env)
-            except exprs.ExprError as exc:
+                out[name] = expr.evaluate(d.default, env)
+            except expr.ExprError as exc:
                 raise PipelineError(file, f"dims.{name}", str(exc)) from None
         return out[name]
 
@@ -180,8 +202,8 @@ def _buffer(pipeline: Pipeline, name: str, dims: Mapping[str, int], cap: int) ->
     shape = []
     for s in b.shape:
         try:
-            v = exprs.evaluate(s, dims)
-        except exprs.ExprError as exc:
+            v = expr.evaluate(s, dims)
+        except expr.ExprError as exc:
             raise PipelineError(pipeline.file, where, str(exc)) from None
         if v < 0:
             raise PipelineError(pipeline.file, where, f"{s!r} is {v}, below 0")
@@ -216,7 +238,7 @@ def _initial_contents(
         if b.init.startswith("copy:"):
             continue
         where = f"buffers.{name}.init"
-        recipe = _with_dims(b.init, dims, lambda m, w=where: PipelineError(pipeline.file, w, m))
+        recipe = _with_dims(b.init, dims, functools.partial(PipelineError, pipeline.file, where))
         p = buffers[name]
         try:
             out[name] = np.ascontiguousarray(make_input(recipe, p.shape, p.dtype, idx, where))
@@ -294,7 +316,7 @@ def _step(
     views: dict[str, View] = {}
     zero: tuple[str, ...] = ()
     uniforms: dict[str, Any] = {}
-    grid: tuple[int, ...] | None = None
+    grid: tuple[int, int, int] | None = None
     step_dims: dict[str, int] = {}
     if spec is not None:
         consts = kernel.module.consts if kernel.module else {}
@@ -335,10 +357,12 @@ def _step(
                     f"({need:,} bytes at least)",
                 )
     for key, value in d.uniforms.items():
-        b = known.get(key)
-        if b is None or b.space != "uniform":
+        uniform = known.get(key)
+        if uniform is None or uniform.space != "uniform":
             raise fail(f"uniforms.{key}", f"{d.kernel} has no uniform {key!r}")
-        uniforms[b.name] = _uniform_value(value, env, lambda m, k=key: fail(f"uniforms.{k}", m))
+        uniforms[uniform.name] = _uniform_value(
+            value, env, functools.partial(fail, f"uniforms.{key}")
+        )
     for b in uniform_bindings:
         key = names[b.name]
         if b.name not in uniforms:
@@ -351,8 +375,9 @@ def _step(
             raise fail(f"uniforms.{key}", str(exc)) from None
     if d.grid is not None:
         try:
-            grid = tuple([exprs.evaluate(g, env) for g in d.grid] + [1, 1])[:3]
-        except exprs.ExprError as exc:
+            x, y, z = ([expr.evaluate(g, env) for g in d.grid] + [1, 1])[:3]
+            grid = (x, y, z)
+        except expr.ExprError as exc:
             raise fail("grid", str(exc)) from None
     if grid is None:
         raise fail("grid", f"{d.kernel} has no spec: write grid = [X, Y, Z] (expressions of dims)")
@@ -370,7 +395,8 @@ def _step(
         bind,
         views,
         writes,
-        zero,  # type: ignore[arg-type]
+        zero,
+        d.kernel,
     )
 
 
@@ -400,12 +426,13 @@ def _check_aliasing(
 def _spec_names(kernel: Kernel, spec: KernelSpec | None) -> dict[str, str]:
     """Kernel binding name -> the spec's name for it (a shipped spec's names are the shipped
     kernel's, matched by group and binding)."""
-    own = {b.name: b.name for b in kernel.entry_point.bindings}
+    bindings = kernel.runnable_entry_point().bindings
+    own = {b.name: b.name for b in bindings}
     if spec is None or spec.described:  # a workbench.toml description uses the kernel's names
         return own
     shipped = next(k for k in shipped_corpus().kernels if k.name == spec.name)
-    by_slot = {(b.group, b.binding): b.name for b in shipped.entry_point.bindings}
-    return {b.name: by_slot.get((b.group, b.binding), b.name) for b in kernel.entry_point.bindings}
+    by_slot = {(b.group, b.binding): b.name for b in shipped.runnable_entry_point().bindings}
+    return {b.name: by_slot.get((b.group, b.binding), b.name) for b in bindings}
 
 
 def _spec_parts(
@@ -425,8 +452,8 @@ def _spec_parts(
                 f"dims.{key}", f"{spec.name} has no dim {key!r}; its dims: {', '.join(known)}"
             )
         try:
-            given[key] = exprs.evaluate(value, dims)
-        except exprs.ExprError as exc:
+            given[key] = expr.evaluate(value, dims)
+        except expr.ExprError as exc:
             raise fail(f"dims.{key}", str(exc)) from None
     try:
         resolved = spec.resolve_dims(given)
@@ -435,7 +462,7 @@ def _spec_parts(
         grid = spec.launch_grid(resolved, consts)
     except UserError as exc:
         raise fail("dims", str(exc)) from None
-    return resolved, uniforms, grid, buffers  # type: ignore[return-value]
+    return resolved, uniforms, grid, buffers
 
 
 def _uniform_value(value: Any, env: Mapping[str, int], fail: Callable[[str], Exception]) -> Any:
@@ -446,8 +473,8 @@ def _uniform_value(value: Any, env: Mapping[str, int], fail: Callable[[str], Exc
         return {k: _uniform_value(v, env, fail) for k, v in value.items()}
     if isinstance(value, str):
         try:
-            return exprs.evaluate(value, env)
-        except exprs.ExprError as exc:
+            return expr.evaluate(value, env)
+        except expr.ExprError as exc:
             raise fail(str(exc)) from None
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise fail(f"{value!r} is not a number")

@@ -21,9 +21,10 @@ import numpy as np
 from workbench.closeness import Comparison, compare, tolerance_for
 from workbench.errors import UserError
 from workbench.pipelines.chain import Divergence, float64_chain
-from workbench.pipelines.plan import PipelinePlan, PlannedStep
+from workbench.pipelines.plan import PipelinePlan, PlannedStep, kernel_session
 from workbench.pipelines.snapshots import DEFAULT_CAP, History
-from workbench.session import Session
+from workbench.session import Case, Session
+from workbench.specs.base import KernelSpec
 from workbench.verdicts import Verdict, decide_comparisons
 
 
@@ -151,8 +152,9 @@ class Stepper:
             self._check(step, given, after),
             sum(a.nbytes for a in changed.values()),
         )
-        if self._chain is not None and self._chain[step.index - 1] is not None:
-            record.chain = self._against(step, self._chain[step.index - 1], after)
+        chained = self._chain[step.index - 1] if self._chain is not None else None
+        if chained is not None and step.spec is not None:
+            record.chain = self._against(step, step.spec, chained, after)
         self.records.append(record)
         self.history.record(step.index, changed)
         return record
@@ -208,6 +210,58 @@ class Stepper:
         axes = self.plan.buffers[buffer].axes
         return compare(f"{buffer} step {b} vs {a}", new, old.astype(np.float64), axes=axes)
 
+    def case(self, index: int) -> Case:
+        """Step `index` as a case of its own, for the kernel view: its kernel, dims, uniforms and
+        grid, with what the step was given (its buffers before it ran) as the inputs."""
+        last = min(self.position + 1, len(self.steps))
+        if not 1 <= index <= last:
+            raise UserError(
+                f"{self.plan.name}: step {index} cannot be opened yet; steps 1 to {last} can "
+                "(a step opens with the buffers it is given, so the steps before it must have run)"
+            )
+        step = self.steps[index - 1]
+        given = self.history.state(index - 1)
+        session = kernel_session(self.plan.pipeline, self.session)
+        adhoc = step.spec is None
+        args: dict[str, Any] = {"dims": step.dims, "adhoc": adhoc}
+        if adhoc:
+            ep = step.kernel.entry_point
+            assert ep is not None  # a planned step has one
+            args["sizes"] = {
+                b.name: given[step.bind[b.name]].nbytes // b.element_stride
+                for b in ep.bindings
+                if b.space != "uniform" and b.runtime_sized
+            }
+            args["dims"] = {"n": min(args["sizes"].values(), default=1)}
+            args["grid"] = step.grid
+        shape = session.case(step.kernel, **args)
+        if shape.grid != step.grid:  # the step gives its own grid
+            args["grid"] = step.grid
+        inputs = {}
+        for p in shape.bindings:
+            if p.role not in ("input", "inout", "output") or not isinstance(p.dtype, str):
+                continue
+            if adhoc:
+                raw = given[step.bind[p.binding.name]].reshape(-1).view(np.uint8)
+                inputs[p.name] = raw[: p.nbytes].view(p.dtype).reshape(p.shape)
+            elif p.role != "output":
+                view = step.views[p.name]
+                inputs[p.name] = view.of(given[view.buffer])
+        case = session.case(step.kernel, inputs=inputs, **args)
+        for p in case.bindings:
+            value = step.uniforms.get(p.binding.name)
+            if p.role == "uniform" and value is not None and value != case.uniforms.get(p.name):
+                case.uniforms[p.name] = value
+                if not adhoc:
+                    case.notes.append(
+                        f"uniform {p.name} as step {index} sets it, not as the spec does; the "
+                        "reference does not see it"
+                    )
+        case.notes.append(
+            f"step {index} of pipeline {self.plan.name}: its inputs are what the step was given"
+        )
+        return case
+
     @property
     def cap_bytes(self) -> int:
         return self.history.cap_bytes
@@ -239,17 +293,23 @@ class Stepper:
             return {}
         inputs = {key: view.of(given[view.buffer]).copy() for key, view in step.views.items()}
         ref = step.spec.reference(step.dims, inputs)
-        return self._against(step, ref, after)
+        return self._against(step, step.spec, ref, after)
 
     def _against(
-        self, step: PlannedStep, ref: dict[str, np.ndarray], after: dict[str, np.ndarray]
+        self,
+        step: PlannedStep,
+        spec: KernelSpec,
+        ref: dict[str, np.ndarray],
+        after: dict[str, np.ndarray],
     ) -> dict[str, Comparison]:
         out = {}
-        for key in step.spec.outputs:
+        for key in spec.outputs:
             if key not in ref:
                 continue
             view = step.views[key]
-            got = view.of(after[view.buffer])
-            tol = tolerance_for(step.spec, key, step.dims, got.dtype)
-            out[key] = compare(key, got, ref[key], axes=view.axes, tol=tol)
+            raw = view.of(after[view.buffer])
+            got = spec.observed(step.dims, key, raw)  # a packed output: its values
+            tol = tolerance_for(spec, key, step.dims, got.dtype)
+            axes = view.axes if got is raw else ()
+            out[key] = compare(key, got, ref[key], axes=axes, tol=tol)
         return out

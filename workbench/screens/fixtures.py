@@ -11,6 +11,7 @@ itself touches no wgpu; it calls `workbench.fixtures`, which goes through the Se
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar
 
@@ -69,14 +70,13 @@ class FixturesScreen(RunsJobs, Screen[None]):
 
     BINDINGS: ClassVar[list[BindingType]] = bindings("fixtures")
 
+    @dataclass
     class OpenCase(Message):
         """Show this fixture's case (and its run, None when it did not compile) in the kernel view."""
 
-        def __init__(self, case: Case, run: Run | None, result: ReplayResult) -> None:
-            super().__init__()
-            self.case = case
-            self.run = run
-            self.result = result
+        case: Case
+        run: Run | None
+        result: ReplayResult
 
     def __init__(
         self,

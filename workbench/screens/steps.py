@@ -1,18 +1,23 @@
 """The Steps screen: step a pipeline one dispatch at a time and look at every buffer between steps.
 
-Top: the shipped pipelines beside the chosen one's steps (the current one marked, each with its
-verdict against its spec's float64 reference on its own inputs, its GPU time and what it changed).
-Below: the buffers after the highlighted step, those it changed marked, and the highlighted buffer
-in the array view. Keys (ids `steps_next`, `steps_back`, ...; the registry is `viewmodel.keys`):
-next, back, run to the highlighted step, run to the end, reset, mark a step and diff the
-highlighted buffer between the marked and the highlighted step. Opening and stepping are jobs
-(`PipelineOpenJob`, `PipelineStepJob`), so keys answer while a step runs; the figures come from
-`viewmodel.steps`.
+Top: the pipelines (the open corpus's pipeline files, then the shipped ones, then any opened by
+path) beside the chosen one's steps (the current one marked, each with its verdict against its
+spec's float64 reference on its own inputs, its GPU time and what it changed). Below: the buffers
+after the highlighted step, those it changed marked, and the highlighted buffer in the array
+view. Keys (ids `steps_next`, `steps_back`, ...; the registry is `viewmodel.keys`): next, back,
+run to the highlighted step, run to the end, reset, mark a step and diff the highlighted buffer
+between the marked and the highlighted step, set the pipeline's dims, open a pipeline file by
+path, and open the highlighted step in the kernel view with the buffers it was given as the case
+(posted as `OpenCase`; the app shows it). Opening, stepping and a step's case are jobs
+(`PipelineOpenJob`, `PipelineStepJob`, `StepCaseJob`), so keys answer while a step runs; the
+figures come from `viewmodel.steps`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
 
 from rich.text import Text
@@ -20,18 +25,28 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import BindingType
 from textual.containers import Horizontal
+from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import DataTable, OptionList, Static
 
 from workbench.commands import bindings
+from workbench.dialogs.ask_line import AskLineScreen
 from workbench.errors import WorkbenchError
 from workbench.jobs import RunsJobs
 from workbench.messages import JobFailed
-from workbench.pipelines import shipped_names
+from workbench.pipelines import locate
+from workbench.pipelines.model import load
 from workbench.pipelines.stepper import Stepper
-from workbench.viewmodel.jobs import PipelineOpenJob, PipelineStepJob
+from workbench.viewmodel.jobs import PipelineOpenJob, PipelineStepJob, StepCaseJob
 from workbench.viewmodel.keys import key
-from workbench.viewmodel.steps import diff_lines, steps_view
+from workbench.viewmodel.steps import (
+    PipelineChoice,
+    diff_lines,
+    dims_text,
+    parse_dims,
+    pipeline_choices,
+    steps_view,
+)
 from workbench.widgets.buffer_view import BufferView
 from workbench.widgets.key_footer import KeyFooter
 from workbench.widgets.step_buffers import StepBuffers
@@ -39,6 +54,7 @@ from workbench.widgets.step_list import StepList
 
 if TYPE_CHECKING:
     from workbench.app import WorkbenchApp
+    from workbench.session import Case, Run
 
 
 class StepsScreen(RunsJobs, Screen[None]):
@@ -56,9 +72,18 @@ class StepsScreen(RunsJobs, Screen[None]):
     StepsScreen #steps-status { height: auto; padding: 0 1; color: $text-muted; }
     """
 
+    @dataclass
+    class OpenCase(Message):
+        """Show this step's case and its run in the kernel view."""
+
+        case: Case
+        run: Run
+
     def __init__(self, pipeline: str | None = None) -> None:
+        """`pipeline`: a shipped name or a pipeline file's path (default: the first listed)."""
         super().__init__()
-        self._pipeline = pipeline or shipped_names()[0]
+        self._pipeline = pipeline or ""
+        self._choices: list[PipelineChoice] = []
         self.stepper: Stepper | None = None
         self.busy = False
         self.mark: int | None = None
@@ -69,9 +94,14 @@ class StepsScreen(RunsJobs, Screen[None]):
         return self.app  # type: ignore[return-value]
 
     def compose(self) -> ComposeResult:
+        session = self.wb.session
+        self._choices = pipeline_choices(Path(session.corpus.root) if session else None)
+        self._pipeline = self._pipeline or self._choices[0].target
+        if self._pipeline not in (c.target for c in self._choices):
+            self._choices.append(PipelineChoice(self._pipeline, self._pipeline))
         yield Static(id="steps-title")
         with Horizontal(id="steps-top"):
-            yield OptionList(*shipped_names(), id="steps-pipelines")
+            yield OptionList(*(c.label for c in self._choices), id="steps-pipelines")
             yield StepList(id="steps-list")
         with Horizontal():
             yield StepBuffers(id="steps-buffers")
@@ -81,20 +111,21 @@ class StepsScreen(RunsJobs, Screen[None]):
         yield KeyFooter()
 
     def on_mount(self) -> None:
-        names = shipped_names()
-        self.query_one("#steps-pipelines", OptionList).highlighted = names.index(self._pipeline)
         self._load(self._pipeline)
 
     # -- worker side ---------------------------------------------------------------------------
-    def _load(self, name: str) -> None:
+    def _load(self, target: str, dims: Mapping[str, int] | None = None) -> None:
         self.busy = True
-        self._pipeline = name
+        self._pipeline = target
         self.mark, self._diff = None, None
-        self._say(f"planning {name} and putting its buffers on the GPU…")
+        label = next(c.label for c in self._choices if c.target == target)
+        listed = self.query_one("#steps-pipelines", OptionList)
+        listed.highlighted = [c.target for c in self._choices].index(target)
+        self._say(f"planning {label} and putting its buffers on the GPU…")
         session = self.wb.session
         if session is None:  # the app opens the Steps screen once the session is open
             return
-        self.submit(PipelineOpenJob(session, name), self._ready, self._failed)
+        self.submit(PipelineOpenJob(session, target, dict(dims or {})), self._ready, self._failed)
 
     def _move(self, what: str, op: Callable[[Stepper], object]) -> None:
         if self.stepper is None:
@@ -169,12 +200,98 @@ class StepsScreen(RunsJobs, Screen[None]):
     def action_close(self) -> None:
         self.dismiss(None)
 
-    @on(OptionList.OptionSelected, "#steps-pipelines")
-    def _pick(self, event: OptionList.OptionSelected) -> None:
+    def action_set_dims(self) -> None:
+        """Ask the pipeline's dims (the ones it runs at offered) and plan it again at them."""
+        s = self.stepper
+        if s is None or self._refused():
+            return
+        known = list(s.plan.pipeline.dims)
+        if not known:
+            self._say(f"{s.plan.name} has no dims to set", error=True)
+            return
+
+        def chosen(dims: dict[str, int] | None) -> None:
+            if dims is not None:
+                self._load(self._pipeline, dims)
+
+        self.app.push_screen(
+            AskLineScreen(
+                f"Dims of {s.plan.name}",
+                f"NAME=VALUE for any of {', '.join(known)}",
+                dims_text(s.plan.dims),
+                lambda text: parse_dims(text, known),
+                blink=not self.wb.snapshot,
+            ),
+            chosen,
+        )
+
+    def action_open_file(self) -> None:
+        """Ask a pipeline file's path; it is listed and opened."""
+        if self._refused():
+            return
+        session = self.wb.session
+        root = Path(session.corpus.root) if session else Path.cwd()
+
+        def read(text: str) -> str:
+            path = locate(text.strip())
+            load(path)  # a broken file is said here, in the dialog
+            return str(path.resolve())
+
+        def chosen(target: str | None) -> None:
+            if target is None:
+                return
+            if target not in (c.target for c in self._choices):
+                self._choices.append(PipelineChoice(target, target))
+                self.query_one("#steps-pipelines", OptionList).add_option(target)
+            self._load(target)
+
+        self.app.push_screen(
+            AskLineScreen(
+                "Open a pipeline file",
+                f"the path of a pipeline .toml (relative to {Path.cwd()})",
+                f"{root}/",
+                read,
+                blink=not self.wb.snapshot,
+            ),
+            chosen,
+        )
+
+    def action_open_kernel(self) -> None:
+        """The highlighted step in the kernel view: its case with the buffers it was given."""
+        s = self.stepper
+        session = self.wb.session
+        if s is None or session is None or self._refused():
+            return
+        index = self._shown()
+        if index == 0:
+            self._say("highlight a step first (row 0 is the start)", error=True)
+            return
+        if s.plan.corpus.resolve() != Path(session.corpus.root).resolve():
+            self._say(
+                f"step {index}'s kernel {s.steps[index - 1].name} is a shipped kernel (the open "
+                "folder lacks this pipeline's kernels): the kernel view shows the open folder's "
+                "kernels; open the shipped kernels (workbench ui, no folder) to look at it there",
+                error=True,
+            )
+            return
+        self.busy = True
+        self._say(f"running step {index} as a case of its own…")
+        self.submit(StepCaseJob(s, index), self._case_ready, self._failed)
+
+    def _case_ready(self, result: tuple[Case, Run]) -> None:
+        self.busy = False
+        self.post_message(self.OpenCase(*result))
+
+    def _refused(self) -> bool:
         if self.busy:
             self.notify("a step is running; wait for it", severity="warning", timeout=2)
+        return self.busy
+
+    @on(OptionList.OptionSelected, "#steps-pipelines")
+    def _pick(self, event: OptionList.OptionSelected) -> None:
+        if self._refused():
             return
-        self._load(str(event.option.prompt))
+        self._load(self._choices[event.option_index].target)
 
     @on(DataTable.RowSelected, "#steps-list")
     def _step_selected(self) -> None:

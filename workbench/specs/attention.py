@@ -157,7 +157,7 @@ def _fwd_inputs(dims: Dims, seed: int) -> dict[str, np.ndarray]:
     return {"Q": drawn["Q"], "K": drawn["K"], "V": drawn["V"], "seg": _seg(dims)}
 
 
-def _fwd_reference(dims: Dims, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+def _fwd_reference(dims: Dims, inputs: Arrays) -> dict[str, np.ndarray]:
     out = ref.attention_forward(inputs["Q"], inputs["K"], inputs["V"], inputs["seg"], _scale(dims))
     return {"O": out["O"], "LSE": out["LSE"]}
 
@@ -193,9 +193,7 @@ def _bwd_inputs(dims: Dims, seed: int) -> dict[str, np.ndarray]:
     return _saved_inputs("attention_backward", dims, seed)
 
 
-def _bwd_grads(
-    dims: Dims, inputs: dict[str, np.ndarray], keep_p: bool = False
-) -> dict[str, np.ndarray]:
+def _bwd_grads(dims: Dims, inputs: Arrays, keep_p: bool = False) -> dict[str, np.ndarray]:
     """The float64 gradients; with `keep_p` also the P and dS scratch (seq <= 1024 only)."""
     return ref.attention_backward(
         inputs["Q"],
@@ -209,7 +207,7 @@ def _bwd_grads(
     )
 
 
-def _bwd_reference(dims: Dims, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+def _bwd_reference(dims: Dims, inputs: Arrays) -> dict[str, np.ndarray]:
     g = _bwd_grads(dims, inputs)
     return {"dQ": g["dQ"], "dK": g["dK"], "dV": g["dV"]}
 
@@ -235,7 +233,7 @@ def _short_inputs(dims: Dims, seed: int) -> dict[str, np.ndarray]:
     return _saved_inputs("attention_backward_short", dims, seed)
 
 
-def _short_reference(dims: Dims, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+def _short_reference(dims: Dims, inputs: Arrays) -> dict[str, np.ndarray]:
     g = _bwd_grads(dims, inputs, keep_p=True)
     return {"dQ": g["dQ"], "P_scratch": g["P"], "dS_scratch": g["dS"]}
 
@@ -269,7 +267,7 @@ def _dkdv_inputs(dims: Dims, seed: int) -> dict[str, np.ndarray]:
     }
 
 
-def _dkdv_reference(dims: Dims, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+def _dkdv_reference(dims: Dims, inputs: Arrays) -> dict[str, np.ndarray]:
     return ref.attention_dkdv_from_scratch(
         inputs["Q"], inputs["dO"], inputs["P_scratch"], inputs["dS_scratch"], dims["n_kv_heads"]
     )

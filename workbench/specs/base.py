@@ -162,6 +162,10 @@ class KernelSpec:
     # divides it (see launch_grid).
     per_element_grid: bool = False
     grid_divisor: str = PER_INVOCATION
+    # Outputs held as packed words (a described kernel's quantized blocks): (dims, name, words)
+    # -> the float64 values they hold, which are what the reference gives and what is compared.
+    decode_output: Callable[[Dims, str, np.ndarray], np.ndarray] | None = None
+    packed_outputs: tuple[str, ...] = ()
 
     def launch_grid(self, dims: Dims, consts: Mapping[str, float | int]) -> tuple[int, int, int]:
         """The grid for a kernel whose module-scope constants are `consts`: `grid(dims)`, with x
@@ -180,6 +184,13 @@ class KernelSpec:
                 "(what each invocation or workgroup takes along x; the grid is divided by it)"
             )
         return (-(-x // int(per)), y, z)
+
+    def observed(self, dims: Dims, name: str, raw: np.ndarray) -> np.ndarray:
+        """Output `name` as it is compared with the reference: its contents, or for a packed
+        output the values its words hold."""
+        if self.decode_output is None or name not in self.packed_outputs:
+            return raw
+        return self.decode_output(dims, name, raw)
 
     def tolerance(self, name: str, dims: Dims) -> Tol | None:
         """The tolerance of output `name` at the resolved `dims`, or None when the spec gives none

@@ -18,7 +18,7 @@ import inspect
 import math
 import os
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -98,7 +98,7 @@ class _Packed:
 
     values: tuple[Expr, ...]
     decode: tuple[str, str]  # (file, function) in the corpus's reference worker
-    encode: tuple[str, str]
+    encode: tuple[str, str] | None  # None for an output (the kernel packs it)
     worker: RefWorker
 
 
@@ -214,10 +214,16 @@ def _describe(
         return out
 
     def grid_of(d: Dims) -> tuple[int, int, int]:
-        return tuple(_integer(e, d, where, f"grid[{i}]") for i, e in enumerate(grid))  # type: ignore[return-value]
+        x, y, z = (_integer(e, d, where, f"grid[{i}]") for i, e in enumerate(grid))
+        return (x, y, z)
 
     def uniform_values(d: Dims) -> dict[str, object]:
         return {n: _uniform_value(v, d, where, f"uniforms.{n}") for n, v in uniforms.items()}
+
+    def decode_output(d: Dims, name: str, words: np.ndarray) -> np.ndarray:
+        b = buffers[name]
+        assert b.packed is not None  # KernelSpec.observed asks for packed outputs only
+        return _decoded(b, b.packed, words, d, where)
 
     def cost(d: Dims) -> Cost:
         moved = sum(b.count * np.dtype(b.dtype).itemsize for b in host_buffers(d).values())
@@ -242,6 +248,8 @@ def _describe(
         has_reference=has_ref,
         special_policy=special,
         overrides=overrides,
+        decode_output=decode_output,
+        packed_outputs=tuple(n for n in outputs if buffers[n].packed is not None),
     )
     # Every expression is evaluated once at the defaults, so a non-integer shows up now.
     host_buffers(defaults)
@@ -550,22 +558,30 @@ def _packed(
     where: _Where,
     refs: _RefsModule,
 ) -> _BufferDesc:
-    """`{ words = EXPR, shape = [...], decode = "refs.py:F", encode = "refs.py:G" }`: an input
-    buffer of packed elements, held as `words` raw u32 words, meaning values of `shape`."""
+    """`{ words = EXPR, shape = [...], decode = "refs.py:F", encode = "refs.py:G" }`: a buffer of
+    packed elements, held as `words` raw u32 words, meaning values of `shape`: an input (the
+    recipe makes the values, `encode` packs them), or with `role = "out"` an output (the kernel
+    packs it; `decode` gives the values that are compared with the reference's)."""
     key = f"buffers.{b.name}"
-    missing = [k for k in (*PACKED_KEYS, "shape") if k not in desc]
+    role = desc.get("role", "out" if desc.get("output") else "in")
+    if role not in ("in", "out"):
+        raise where.error(
+            f"{key}.role", 'a packed buffer is an input (role = "in") or an output (role = "out")'
+        )
+    needed = (*PACKED_KEYS, "shape") if role == "in" else ("words", "decode", "shape")
+    missing = [k for k in needed if k not in desc]
     if missing:
         raise where.error(
             f"{key}.{missing[0]}",
             'missing: a packed buffer gives words = "COUNT", shape = [values], '
-            'decode = "refs.py:F" and encode = "refs.py:G"',
+            'decode = "refs.py:F" and, as an input, encode = "refs.py:G"',
         )
-    role = desc.get("role", "in")
-    if role != "in" or desc.get("output"):
+    if role == "out" and b.access != "read_write":
         raise where.error(
-            f"{key}.role",
-            "a packed buffer is an input only (outputs of packed words are not compared)",
+            f"{key}.role", f"{b.name} is read-only; only read_write bindings are outputs"
         )
+    if role == "out" and "input" in desc:
+        raise where.error(key, "an output is never an input: drop input")
     shape = desc["shape"]
     if not isinstance(shape, list) or not shape:
         raise where.error(f"{key}.shape", "must be a non-empty list: the shape of the values")
@@ -575,15 +591,15 @@ def _packed(
     if not isinstance(recipe, str):
         raise where.error(f"{key}.input", 'must be a recipe string, e.g. "randn:1"')
     decode = refs.function(desc["decode"], where, f"{key}.decode")
-    encode = refs.function(desc["encode"], where, f"{key}.encode")
+    encode = refs.function(desc["encode"], where, f"{key}.encode") if "encode" in desc else None
     buf = _BufferDesc(
         b,
         (words,),
         ("word",),
         "uint32",
-        recipe,
-        False,
-        "in",
+        recipe if role == "in" else None,
+        role == "out",
+        role,
         _Packed(values, decode, encode, refs.worker),
     )
     count = _shape(buf, defaults, where)[0]
@@ -599,9 +615,10 @@ def _packed(
 def _encoded(b: _BufferDesc, p: _Packed, dims: Dims, seed: int, where: _Where) -> np.ndarray:
     """The packed input: values made by the recipe, packed by `encode(values) -> {"words": ...}`
     (run in the corpus's worker)."""
-    shape = tuple(_integer(e, dims, where, f"buffers.{b.binding.name}.shape") for e in p.values)
+    shape = _values_shape(b, dims, where)
     values = make_input(b.input or "randn", shape, "float64", seed, b.binding.name)
     count = _shape(b, dims, where)[0]
+    assert p.encode is not None  # an input's encode is required when it is described
     words = p.worker.call(*p.encode, {"values": values}, {}, {"words": (count,)}).get("words")
     if words is None or not np.all((words >= 0) & (words < 2**32) & (words == np.floor(words))):
         raise UserError(
@@ -613,12 +630,21 @@ def _encoded(b: _BufferDesc, p: _Packed, dims: Dims, seed: int, where: _Where) -
 def _decoded(
     b: _BufferDesc, p: _Packed, words: np.ndarray, dims: Dims, where: _Where
 ) -> np.ndarray:
-    """The values packed words hold, by `decode(words) -> {"values": ...}`, for the reference."""
-    shape = tuple(_integer(e, dims, where, f"buffers.{b.binding.name}.shape") for e in p.values)
+    """The values packed words hold, by `decode(words) -> {"values": ...}`: an input's for the
+    reference, an output's to compare."""
+    shape = _values_shape(b, dims, where)
     got = p.worker.call(*p.decode, {"words": np.asarray(words).reshape(-1)}, {}, {"values": shape})
     if "values" not in got:
         raise UserError(f"{':'.join(p.decode)} must return {{'values': array of shape {shape}}}")
     return got["values"]
+
+
+def _values_shape(b: _BufferDesc, dims: Dims, where: _Where) -> tuple[int, ...]:
+    """The shape of what a buffer means: its shape, or a packed buffer's values."""
+    if b.packed is None:
+        return _shape(b, dims, where)
+    key = f"buffers.{b.binding.name}.shape"
+    return tuple(_integer(e, dims, where, f"{key}[{i}]") for i, e in enumerate(b.packed.values))
 
 
 def _shape(b: _BufferDesc, dims: Dims, where: _Where) -> tuple[int, ...]:
@@ -740,8 +766,12 @@ def _reference(
             # The corpus's own code runs in its worker process, which checks what it returns.
             arrays = {k: v for k, v in kwargs.items() if isinstance(v, np.ndarray)}
             scalars = {k: v for k, v in kwargs.items() if not isinstance(v, np.ndarray)}
-            shapes = {n: _shape(buffers[n], dims, where) for n in outputs}
-            return refs.worker.call(call.worker[0], call.worker[1], arrays, scalars, shapes)
+            shapes = {n: _values_shape(buffers[n], dims, where) for n in outputs}
+            # A uniform's value by its field's name, for the function that names it (as a std:
+            # reference takes it); dims, inputs and mapped arguments of that name come first.
+            named = {k: env[p] for k, p in call.by_name.items() if k not in kwargs}
+            file, fname = call.worker
+            return refs.worker.call(file, fname, arrays, scalars, shapes, named)
         assert call.fn is not None
         try:
             result = call.fn(**kwargs)
@@ -760,7 +790,7 @@ def _reference(
                 raise UserError(
                     f"{label} returned {n!r}, which is not an output ({', '.join(outputs) or 'none'})"
                 )
-            want = _shape(buffers[n], dims, where)
+            want = _values_shape(buffers[n], dims, where)
             arr = np.asarray(v, dtype=np.float64)
             if arr.shape != want and call.results is not None and arr.size == math.prod(want):
                 arr = arr.reshape(want)
@@ -783,6 +813,7 @@ class _Call:
     results: dict[str, str] | None
     whole: bool
     worker: tuple[str, str] | None = None  # (file, function) of a refs.py function
+    by_name: Mapping[str, str] = field(default_factory=dict)  # field name -> uniform path
 
 
 def _std_call(text: str, mapping: dict[str, Any], b: Binder, where: _Where) -> _Call:
@@ -848,7 +879,8 @@ def _refs_call(
     found: tuple[str, str], mapping: dict[str, Any], b: Binder, refs: _RefsModule, where: _Where
 ) -> _Call:
     """A refs.py function, run in the corpus's worker: it takes the inputs and dims by name and
-    the mapped arguments (arrays, or numbers such as `eps = "params.eps"`)."""
+    the mapped arguments (arrays, or numbers such as `eps = "params.eps"`), and a uniform's value
+    by its field's name (`eps`) when it has a parameter of that name."""
     file, fname = found
 
     def error(key: str, msg: str) -> DescriptionError:
@@ -863,7 +895,9 @@ def _refs_call(
                 "a refs.py function takes arrays and numbers: a binding, a view or an expression",
             )
 
-    return _Call(f"{file}:{fname}", None, args, None, whole=True, worker=(file, fname))
+    return _Call(
+        f"{file}:{fname}", None, args, None, whole=True, worker=(file, fname), by_name=b.leaves()
+    )
 
 
 def _with_gradient(

@@ -1,10 +1,12 @@
-"""A small, safe evaluator for the size expressions of kernel descriptions (`workbench.toml`).
+"""The one language of size expressions: kernel descriptions (`workbench.toml`) and pipeline files.
 
 An expression is integers, names (a kernel's dims), `+ - * / // %`, unary minus, parentheses and
-the functions `ceil`, `min`, `max`, e.g. `ceil(N / 16)` or `min(K, 64) * 4`. It is parsed into a
-tree once and evaluated for given dims; it never reaches Python's `eval`. `/` is true division
-(so `ceil(N / 16)` rounds up), `//` and `%` are floor division and remainder. A shape or grid must
-come out as an integer: callers ask for one with `Expr.integer`.
+the functions `ceil`, `cdiv`, `min`, `max`, e.g. `ceil(N / 16)`, `cdiv(N, 16)` or
+`min(K, 64) * 4`. It is parsed into a tree once and evaluated for given dims; it never reaches
+Python's `eval`. `/` is true division (so `ceil(N / 16)` rounds up), `//` and `%` are floor
+division and remainder, `cdiv(a, b)` is division rounded up. A shape or grid must come out as an
+integer: callers ask for one with `Expr.integer` (or `evaluate`). Every refusal is one
+`ExprError` line quoting the expression and saying what in it is wrong.
 """
 
 from __future__ import annotations
@@ -21,11 +23,6 @@ Node = tuple[Any, ...]
 
 # A name may be dotted (`params.eps`, `dims.x`): a uniform's field or lane where callers allow it.
 _TOKEN = re.compile(r"\s*(?:(\d+)|([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z0-9_]+)*)|(//|[-+*/%(),]))")
-_FUNCTIONS: dict[str, tuple[int, Callable[..., Number]]] = {
-    "ceil": (1, lambda x: math.ceil(x)),
-    "min": (-1, min),
-    "max": (-1, max),
-}
 # Deep nesting and huge literals are refused rather than evaluated.
 MAX_LENGTH = 400
 MAX_VALUE = 1 << 62
@@ -33,6 +30,22 @@ MAX_VALUE = 1 << 62
 
 class ExprError(ValueError):
     """An expression that cannot be parsed or evaluated; the message says why."""
+
+
+def _cdiv(a: Number, b: Number) -> Number:
+    if b == 0:
+        raise ExprError("cdiv takes two numbers, the second not 0")
+    return -(-a // b)
+
+
+# name -> (number of arguments, -1 for two or more; the function).
+_FUNCTIONS: dict[str, tuple[int, Callable[..., Number]]] = {
+    "ceil": (1, lambda x: math.ceil(x)),
+    "cdiv": (2, _cdiv),
+    "min": (-1, min),
+    "max": (-1, max),
+}
+_FUNCTION_NAMES = ", ".join(_FUNCTIONS)
 
 
 @dataclass(frozen=True)
@@ -44,8 +57,11 @@ class Expr:
     _tree: Node
 
     def value(self, env: Mapping[str, Number]) -> Number:
-        """The value with names taken from `env`."""
-        return _eval(self._tree, env)
+        """The value with names taken from `env`; an ExprError quotes this expression."""
+        try:
+            return _eval(self._tree, env)
+        except ExprError as exc:
+            raise ExprError(f"{self.text!r}: {exc}") from None
 
     def integer(self, env: Mapping[str, Number]) -> int:
         """The value, which must be a whole number (a shape, a grid, a u32)."""
@@ -79,6 +95,16 @@ def parse(text: str | int, known: frozenset[str] | set[str] | None = None) -> Ex
     return Expr(text, names, tree)
 
 
+def evaluate(value: int | float | str, env: Mapping[str, Number]) -> int:
+    """A whole number as it is (a TOML float such as 4.0 too), or an expression evaluated with
+    `env` that must come out whole."""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, float):
+        raise ExprError(f"{value!r} is not a whole number or an expression of dims")
+    return parse(value).integer(env)
+
+
 def _tokenize(text: str) -> list[str]:
     tokens, pos = [], 0
     while pos < len(text):
@@ -89,7 +115,7 @@ def _tokenize(text: str) -> list[str]:
             bad = text[pos:].strip()[:1]
             raise ExprError(
                 f"{text!r}: unexpected {bad!r} (integers, dim names, + - * / // %, "
-                "ceil, min, max and parentheses only)"
+                f"{_FUNCTION_NAMES} and parentheses only)"
             )
         tokens.append(m.group(m.lastindex or 0))
         pos = m.end()
@@ -164,14 +190,14 @@ class _Parser:
             if self._peek() == "(":
                 return self._call(tok)
             if tok in _FUNCTIONS:
-                raise ExprError(f"{self.text!r}: {tok} needs arguments, e.g. {tok}(N / 16)")
+                raise ExprError(f"{self.text!r}: {tok} needs its arguments in parentheses")
             self.names.add(tok)
             return ("name", tok)
         raise ExprError(f"{self.text!r}: unexpected {tok!r}")
 
     def _call(self, name: str) -> Node:
         if name not in _FUNCTIONS:
-            raise ExprError(f"{self.text!r}: unknown function {name} (ceil, min, max)")
+            raise ExprError(f"{self.text!r}: unknown function {name} ({_FUNCTION_NAMES})")
         self._take("(")
         args = [self.expression()]
         while self._peek() == ",":
@@ -180,7 +206,7 @@ class _Parser:
         self._take(")")
         arity = _FUNCTIONS[name][0]
         if (arity > 0 and len(args) != arity) or (arity < 0 and len(args) < 2):
-            want = "one argument" if arity == 1 else "two or more arguments"
+            want = {1: "one argument", 2: "two arguments"}.get(arity, "two or more arguments")
             raise ExprError(f"{self.text!r}: {name} takes {want}")
         return ("call", name, *args)
 

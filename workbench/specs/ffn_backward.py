@@ -60,11 +60,11 @@ SILU_BWD_TOL = Tol(
 GUARD = "nan_guard: 0 where the result is NaN, +-Inf or beyond f32"
 
 
-def _gelu_reference(dims: Dims, arrays) -> dict:
+def _gelu_reference(dims: Dims, arrays: Arrays) -> dict[str, np.ndarray]:
     return {"grad_pre": ref.ffn_gelu_backward_ref(arrays["grad_hidden"], arrays["pre_gelu"])}
 
 
-def _swiglu_reference(dims: Dims, arrays) -> dict:
+def _swiglu_reference(dims: Dims, arrays: Arrays) -> dict[str, np.ndarray]:
     grad_gate, grad_up = ref.ffn_swiglu_backward_ref(
         arrays["grad_hidden"], arrays["gate"], arrays["up"]
     )

@@ -99,6 +99,12 @@ class Binder:
         hits = [p for p in self.uniforms if p == name or p.endswith("." + name)]
         return hits[0] if len(hits) == 1 else None
 
+    def leaves(self) -> dict[str, str]:
+        """Every name `by_leaf` finds, with its path: the names a uniform value goes by."""
+        names = {p.rsplit(".", 1)[-1] for p in self.uniforms}
+        found = {n: self.by_leaf(n) for n in sorted(names) if n.isidentifier()}
+        return {n: p for n, p in found.items() if p is not None}
+
 
 def parse_arg(
     value: Any, param: inspect.Parameter | None, b: Binder, error: Error, key: str

@@ -23,6 +23,7 @@ from __future__ import annotations
 import atexit
 import contextlib
 import importlib.util
+import inspect
 import json
 import os
 import select
@@ -130,9 +131,13 @@ class RefWorker:
         arrays: Mapping[str, np.ndarray],
         scalars: Mapping[str, float],
         outputs: Mapping[str, tuple[int, ...]],
+        by_name: Mapping[str, float] | None = None,
     ) -> dict[str, np.ndarray]:
         """`file:function(**arrays (as float64), **scalars)`, checked to be a dict of float64
-        arrays of the `outputs` shapes (a subset of them); ReferenceCodeError otherwise."""
+        arrays of the `outputs` shapes (a subset of them); ReferenceCodeError otherwise.
+
+        `by_name` are values the function takes only if it names them as parameters (a uniform's
+        field, `eps`): the worker reads the function's signature, so the tool never imports it."""
         label = f"{file}:{function}"
         names = list(arrays)
         sent = [np.ascontiguousarray(arrays[n]) for n in names]
@@ -142,7 +147,8 @@ class RefWorker:
             "function": function,
             "label": label,
             # dims are integers; uniform values a description maps may be floats (eps)
-            "scalars": {k: v if isinstance(v, float) else int(v) for k, v in scalars.items()},
+            "scalars": {k: _number(v) for k, v in scalars.items()},
+            "by_name": {k: _number(v) for k, v in (by_name or {}).items()},
             "outputs": {k: list(v) for k, v in outputs.items()},
             "arrays": [_describe(n, a) for n, a in zip(names, sent, strict=True)],
         }
@@ -318,6 +324,10 @@ def _ended(code: int) -> str:
     return f"ended the reference process (exit code {code})"
 
 
+def _number(v: float) -> float | int:
+    return v if isinstance(v, float) else int(v)
+
+
 def _raw(arr: np.ndarray) -> memoryview:
     """The bytes of a C-contiguous array, without a copy (0-d and empty arrays too)."""
     return arr.reshape(-1).view(np.uint8).data
@@ -482,6 +492,7 @@ def _call(
     fn = getattr(modules[header["file"]], header["function"])
     outputs = {k: tuple(v) for k, v in header["outputs"].items()}
     try:
+        args |= _named(fn, header["by_name"], set(args) | set(header["scalars"]))
         # NumPy's default error handling, whatever the module set at import (np.seterr): a
         # reference meets NaN and Inf in the special-values check and must let them through.
         with np.errstate(divide="warn", over="warn", invalid="warn", under="ignore"):
@@ -495,6 +506,21 @@ def _call(
     return {"ok": True, "arrays": [_describe(n, arrays[n]) for n in names]}, [
         arrays[n] for n in names
     ]
+
+
+def _named(fn: Any, values: Mapping[str, Any], given: set[str]) -> dict[str, Any]:
+    """The `values` whose names are parameters of `fn` (and not given otherwise); a function
+    whose signature cannot be read (a builtin) names none."""
+    try:
+        params = inspect.signature(fn).parameters
+    except (TypeError, ValueError):
+        return {}
+    kinds = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+    return {
+        n: v
+        for n, v in values.items()
+        if n not in given and n in params and params[n].kind in kinds
+    }
 
 
 def _watch_parent() -> None:

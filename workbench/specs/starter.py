@@ -10,6 +10,12 @@ value of their own. Each storage buffer gets a role: `in` when the kernel never 
 kernel's name names one, its arrays mapped to the inputs in order; otherwise a `refs.py` stub to
 write. Saved unchanged, it loads and runs; the comments say what to check.
 
+The UI's describe command writes the same description from the case on screen (`AsRun`): the
+dims' defaults are the values the case gave the uniform fields, the size is the dim whose value is
+the case's element count (`n` when none is), a binding of another count and a grid the expression
+does not give are written as run, float fields and override values as run, and the recipes and
+in-out bindings the case was given are kept.
+
 
 `describe_into` writes a kernel's tables into a user's workbench.toml in place. Both are written
 with tomlkit, which quotes every string and key (a `doc` holding `"`, a `"unary.wgsl:main"`
@@ -18,8 +24,10 @@ kernel) and keeps what the file holds besides (comments, order, inline tables).
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Collection, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import tomlkit
@@ -28,7 +36,7 @@ from tomlkit.items import InlineTable, Table
 
 from workbench.errors import ReflectionError, UserError
 from workbench.specs import std
-from workbench.specs.described import host_dtype
+from workbench.specs.described import DIM_HI, host_dtype
 from workbench.wgsl.corpus import Kernel
 from workbench.wgsl.reflect import Binding
 from workbench.wgsl.stores import stored_bindings
@@ -41,20 +49,53 @@ SIZE_NAMES = ("n", "ne", "size", "len", "count", "numel", "n_elements", "total")
 _LANES = "xyzw"
 
 
+@dataclass(frozen=True)
+class AsRun:
+    """What a case ran with, for a description started from it (the UI's describe command)."""
+
+    uniforms: Mapping[str, Any]  # each uniform binding's value, by name
+    n: int  # the elements of a runtime-sized binding not sized otherwise
+    counts: Mapping[str, int]  # each storage binding's leading count
+    recipes: Mapping[str, str]  # the recipe of each binding the case filled by one
+    inout: Collection[str]  # bindings the kernel writes that the case gave contents to
+    grid: tuple[int, int, int]
+    overrides: Mapping[str, float]
+
+
 def starter_description(
     kernel: Kernel, label: str | None = None, stored: Collection[str] | None = None
 ) -> str:
     """TOML text describing `kernel` under the name `label` (default: its own). `stored` names
     the buffers the kernel stores to (None: read from the kernel's syntax tree)."""
+    name = label or kernel.name
+    doc = tomlkit.document()
+    for line in (
+        f"A starting description of {name} ({kernel.file}): dims named after the uniform fields",
+        "they feed, the grid and shapes in terms of them, roles from what the kernel stores to.",
+        "Check each against the kernel's source (docs/describing-kernels.md).",
+    ):
+        doc.add(tomlkit.comment(line))
+    kernels = tomlkit.table(is_super_table=True)
+    kernels.add(name, starter_table(kernel, name, stored))
+    doc.add("kernels", kernels)
+    return tomlkit.dumps(doc)
+
+
+def starter_table(
+    kernel: Kernel, name: str, stored: Collection[str] | None = None, run: AsRun | None = None
+) -> Table:
+    """The `[kernels.NAME]` table of `starter_description`, with its comments; from `run`, the
+    values a case ran with where it gives them."""
     overrides = kernel.module.overrides if kernel.module else {}
     # An override without a default gets a guess, so the description runs as written.
-    values = {
+    values: dict[str, Any] = {
         o.name: o.default if o.default is not None else OVERRIDE_GUESS for o in overrides.values()
     }
+    if run is not None:
+        values.update({k: v for k, v in run.overrides.items() if k in values})
     ep = kernel.resolved(values) or kernel.entry_point
     if ep is None:
         raise UserError(f"{kernel.file}:{kernel.name}: no @compute entry point to describe")
-    name = label or kernel.name
     storage = [b for b in ep.bindings if b.space == "storage"]
     if stored is None:
         try:
@@ -65,25 +106,24 @@ def starter_description(
             stored = None  # an unreadable body: every read_write buffer is taken as an output
     uniforms = [b for b in ep.bindings if b.space == "uniform"]
     dims = _Dims({b.name for b in storage})
-    trees = {b.name: dims.feed(b.type, b.name, b.name) for b in uniforms}
-    size = dims.size()
+    given = run.uniforms if run is not None else {}
+    trees = {b.name: dims.feed(b.type, b.name, b.name, given.get(b.name)) for b in uniforms}
+    size = dims.size(run.n if run is not None else None)
     wx, wy, wz = ep.workgroup_size
-    doc = tomlkit.document()
-    for line in (
-        f"A starting description of {name} ({kernel.file}): dims named after the uniform fields",
-        "they feed, the grid and shapes in terms of them, roles from what the kernel stores to.",
-        "Check each against the kernel's source (docs/describing-kernels.md).",
-    ):
-        doc.add(tomlkit.comment(line))
     table = tomlkit.table()
     table.add("doc", name)
     table.add("dims", inline(dims.table()))
-    table.add(
-        tomlkit.comment(
-            f"workgroup size {wx}x{wy}x{wz}: one invocation per element of {size}, guessed"
+    grid: list[Any] = [f"ceil({size} / {wx})"]
+    if run is not None and run.grid != (math.ceil(dims.defaults[size] / wx), 1, 1):
+        table.add(tomlkit.comment("the grid as it ran: write it in terms of the dims"))
+        grid = list(run.grid)
+    else:
+        table.add(
+            tomlkit.comment(
+                f"workgroup size {wx}x{wy}x{wz}: one invocation per element of {size}, guessed"
+            )
         )
-    )
-    table.add("grid", inline([f"ceil({size} / {wx})"]))
+    table.add("grid", inline(grid))
     if values:
         table.add("overrides", inline(values))
     if uniforms:
@@ -96,7 +136,14 @@ def starter_description(
     for index, b in enumerate(storage):
         writes = b.access == "read_write" and (stored is None or b.name in stored)
         roles[b.name] = "out" if writes else "in"
+        if run is not None and writes and b.name in run.inout:
+            roles[b.name] = "inout"
         fields = _buffer_fields(b, index, size, roles[b.name])
+        if run is not None:
+            if b.runtime_sized and run.counts.get(b.name) != dims.defaults[size]:
+                fields["shape"][0] = run.counts.get(b.name, 1)
+            if "input" in fields and b.name in run.recipes:
+                fields["input"] = run.recipes[b.name]
         buffers.add(b.name, inline(fields).comment(f"{b.access} {b.type.text}"))
     table.add("buffers", buffers)
     comments, reference = _reference(kernel, name, roles)
@@ -104,10 +151,7 @@ def starter_description(
         table.add(tomlkit.comment(line))
     if reference is not None:
         table.add("reference", inline(reference))
-    kernels = tomlkit.table(is_super_table=True)
-    kernels.add(name, table)
-    doc.add("kernels", kernels)
-    return tomlkit.dumps(doc)
+    return table
 
 
 class _Dims:
@@ -117,55 +161,84 @@ class _Dims:
         self.taken = taken
         self.defaults: dict[str, int] = {}
 
-    def feed(self, t: WType, path: str, leaf: str) -> Any:
-        """The uniform's value: each integer scalar a dim of its name, floats a value."""
+    def feed(self, t: WType, path: str, leaf: str, value: Any = None) -> Any:
+        """The uniform's value: each integer scalar a dim of its name, floats a value (`value`,
+        the value a case gave it, where there is one)."""
         if t.kind in ("scalar", "atomic"):
             if t.scalar in ("f32", "f16"):
-                return 0.0
-            return self.dim(leaf if leaf.isidentifier() else path.replace(".", "_"))
+                return float(value) if isinstance(value, int | float) else 0.0
+            given = int(value) if isinstance(value, int | float) else None
+            if given is not None and not 0 <= given <= DIM_HI:
+                return given  # a bit pattern or a negative offset, not a size: kept as it ran
+            return self.dim(leaf if leaf.isidentifier() else path.replace(".", "_"), given)
+        parts = value if isinstance(value, list | tuple) else []
         if t.kind == "vector":
             return [
                 self.feed(
                     WType("scalar", t.scalar or "f32", t.scalar),
                     f"{path}_{_LANES[i]}",
                     f"{path}_{_LANES[i]}",
+                    parts[i] if i < len(parts) else None,
                 )
                 for i in range(t.count or 4)
             ]
         if t.kind == "matrix":
-            return [0.0] * ((t.count or 4) * (t.rows or 4))
+            count = (t.count or 4) * (t.rows or 4)
+            return [float(parts[i]) if i < len(parts) else 0.0 for i in range(count)]
         if t.kind == "array" and t.element is not None:
-            return [self.feed(t.element, f"{path}_{i}", f"{path}_{i}") for i in range(t.count or 1)]
+            return [
+                self.feed(
+                    t.element, f"{path}_{i}", f"{path}_{i}", parts[i] if i < len(parts) else None
+                )
+                for i in range(t.count or 1)
+            ]
         if t.kind == "struct":
-            return {m.name: self.feed(m.type, f"{path}_{m.name}", m.name) for m in t.members}
+            fields = value if isinstance(value, Mapping) else {}
+            return {
+                m.name: self.feed(m.type, f"{path}_{m.name}", m.name, fields.get(m.name))
+                for m in t.members
+            }
         return 0
 
-    def dim(self, name: str) -> str:
+    def dim(self, name: str, given: int | None = None) -> str:
         if name in self.taken or name in ("ceil", "min", "max"):
             name = f"{name}_dim"
         while name in self.defaults:
             name += "_"
         low = name.lower()
         self.defaults[name] = 0 if low.startswith("offset") else 1
+        if given is not None:
+            self.defaults[name] = given
         return name
 
-    def size(self) -> str:
-        """The size-like dim (added as `n` when the uniforms feed none), set to DEFAULT_N."""
+    def size(self, n: int | None = None) -> str:
+        """The size-like dim (added as `n` when the uniforms feed none), set to DEFAULT_N; with
+        `n`, a case's element count, the size-like dim the case gave that value (added as `n`
+        with it when none has it)."""
+        if n is not None:
+            same = [
+                d for d in self.defaults if n > 0 and self.defaults[d] == n and self._rank(d) < 3
+            ]
+            return min(same, key=self._rank) if same else self.dim(self._free("n"), n)
 
-        def rank(d: str) -> int:
-            low = d.lower()
-            if low in SIZE_NAMES:
-                return 0
-            if re.match(r"^(ne|n_|num_?)|(size|count|len)$", low):
-                return 1
-            return 2 if not low.startswith(("offset", "stride", "nb")) else 3
-
-        ranked = sorted(self.defaults, key=rank)
-        pick = ranked[0] if ranked and rank(ranked[0]) < 3 else None
+        ranked = sorted(self.defaults, key=self._rank)
+        pick = ranked[0] if ranked and self._rank(ranked[0]) < 3 else None
         if pick is None:
-            pick = self.dim("n" if "n" not in self.taken else "size")
+            pick = self.dim(self._free("n"))
         self.defaults[pick] = DEFAULT_N
         return pick
+
+    @staticmethod
+    def _rank(d: str) -> int:
+        low = d.lower()
+        if low in SIZE_NAMES:
+            return 0
+        if re.match(r"^(ne|n_|num_?)|(size|count|len)$", low):
+            return 1
+        return 2 if not low.startswith(("offset", "stride", "nb")) else 3
+
+    def _free(self, name: str) -> str:
+        return name if name not in self.taken else "size"
 
     def table(self) -> dict[str, Any]:
         return {n: v if v >= 1 else {"default": v, "lo": 0} for n, v in self.defaults.items()}
@@ -189,7 +262,7 @@ def _buffer_fields(b: Binding, index: int, size: str, role: str) -> dict[str, An
         return {"shape": shape, "role": "out"}
     floats = host_dtype(el).startswith("float")
     recipe = f"randn:{index}" if floats else f"randint:0:{DEFAULT_N}:{index}"
-    return {"shape": shape, "role": "in", "input": recipe}
+    return {"shape": shape, "role": role, "input": recipe}
 
 
 def _std_match(kernel: Kernel, name: str) -> std.StdReference | None:
@@ -268,7 +341,8 @@ def describe_into(text: str, name: str, table: Mapping[str, Any]) -> str:
     if isinstance(existing, Container | Table | InlineTable):
         _update(existing, table)
     else:
-        kernels[name] = _new_table(table)
+        # A table tomlkit made (`starter_table`) goes in as it is, its comments with it.
+        kernels[name] = table if isinstance(table, Table) else _new_table(table)
     return tomlkit.dumps(doc)
 
 

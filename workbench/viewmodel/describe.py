@@ -2,8 +2,10 @@
 `workbench.toml`, edited in place (`specs.starter.describe_into`, with tomlkit): comments, order
 and the form of an existing description (a table, an inline table) are kept.
 
-For an ad-hoc kernel the description is the case as it stands: `n`, each binding's size (`n` where
-it is n), the uniform values, the grid, the recipes and the override values. For a kernel already
+For an ad-hoc kernel the description is the one `workbench describe` writes (`specs.starter`:
+dims named after the uniform fields they feed, shapes and grid in terms of them, roles, the
+`std:` reference or a refs.py stub), with the case's values: the uniform fields' values as the
+dims' defaults, and the grid, sizes, recipes and override values it ran with. For a kernel already
 described, its own table is kept (expressions, reference, gradient) with the dims' defaults and
 the override values taken from the case. A shipped spec's kernel is not described: its meaning is
 its spec.
@@ -17,12 +19,13 @@ from typing import TYPE_CHECKING, Any
 
 import tomlkit
 from tomlkit.exceptions import TOMLKitError
+from tomlkit.items import Table
 
 from workbench.errors import UserError
 from workbench.jsonable import jsonable
 from workbench.safewrite import write_text
 from workbench.specs.described import FILE
-from workbench.specs.starter import describe_into
+from workbench.specs.starter import AsRun, describe_into, starter_table
 
 if TYPE_CHECKING:
     from workbench.session import Case
@@ -30,14 +33,15 @@ if TYPE_CHECKING:
 _SEEDED = re.compile(r"^(?P<recipe>[a-z]+(?::[^ ]+)?) \(seed (?P<seed>\d+)\)$")
 
 
-def write_description(case: Case, root: Path) -> Path:
-    """Write the kernel's tables of `case` into `root`/workbench.toml; returns the file."""
+def write_description(case: Case, root: Path, label: str) -> Path:
+    """Write the tables of kernel `label` (as its corpus names it: `unary.wgsl:main` where entry
+    points share a name) from `case` into `root`/workbench.toml; returns the file."""
     path = root / FILE
     try:
         text = path.read_text(encoding="utf-8") if path.exists() else ""
-        existing = tomlkit.parse(text).unwrap().get("kernels", {}).get(case.name)
-        table = described_table(case, existing) if existing else adhoc_table(case)
-        new = describe_into(text, case.name, table)
+        existing = tomlkit.parse(text).unwrap().get("kernels", {}).get(label)
+        table = described_table(case, existing) if existing else adhoc_table(case, label)
+        new = describe_into(text, label, table)
     except (OSError, UnicodeDecodeError, TOMLKitError) as exc:
         raise UserError(f"{path}: cannot be updated: {exc}") from None
     # An edit of the corpus's own description, asked for by the describe command: the rest of
@@ -45,38 +49,28 @@ def write_description(case: Case, root: Path) -> Path:
     return write_text(path, new, overwrite=True)
 
 
-def adhoc_table(case: Case) -> dict[str, Any]:
-    """A description of an ad-hoc case as it stands."""
+def adhoc_table(case: Case, label: str) -> Table:
+    """The description `workbench describe` writes (`specs.starter`), from what `case` ran
+    with: its uniform values as the dims' defaults, its grid, sizes, recipes and in-out
+    bindings."""
     if case.spec is not None and not case.spec.described:
         raise UserError(
             f"{case.name} has a shipped spec: its meaning is the spec, not a description"
         )
-    n = case.dims.get("n", 0)
-    buffers: dict[str, Any] = {}
-    for p in case.bindings:
-        if p.role == "uniform":
-            continue
+    storage = [p for p in case.bindings if p.role != "uniform"]
+    for p in storage:
         if not isinstance(p.dtype, str):
             raise UserError(f"{p.name} holds structs, which a description cannot give a shape")
-        lead: Any = "n" if p.binding.runtime_sized and p.shape and p.shape[0] == n else p.shape[0]
-        entry: dict[str, Any] = {"shape": [lead, *p.shape[1:]]}
-        if p.role in ("input", "inout"):
-            entry["input"] = _recipe(p.source)
-        elif p.role == "output":
-            entry["output"] = True
-        buffers[p.name] = entry
-    table: dict[str, Any] = {
-        "doc": case.name,
-        "dims": {"n": n},
-        "grid": list(case.grid),
-    }
-    if case.overrides:
-        table["overrides"] = dict(case.overrides)
-    uniforms = {k: jsonable(v) for k, v in case.uniforms.items()}
-    if uniforms:
-        table["uniforms"] = uniforms
-    table["buffers"] = buffers
-    return table
+    run = AsRun(
+        uniforms=jsonable(case.uniforms),
+        n=case.dims.get("n", 0),
+        counts={p.name: p.shape[0] if p.shape else 1 for p in storage},
+        recipes={p.name: r for p in storage if (r := _recipe(p.source)) is not None},
+        inout=[p.name for p in storage if p.role == "inout"],
+        grid=case.grid,
+        overrides=case.overrides,
+    )
+    return starter_table(case.kernel, label, run=run)
 
 
 def described_table(case: Case, existing: dict[str, Any]) -> dict[str, Any]:
@@ -92,11 +86,12 @@ def described_table(case: Case, existing: dict[str, Any]) -> dict[str, Any]:
     return table
 
 
-def _recipe(source: str) -> str:
-    """The recipe text a binding's source stands for (`randn (seed 3)` -> `randn:3`)."""
+def _recipe(source: str) -> str | None:
+    """The recipe text a binding's source stands for (`randn (seed 3)` -> `randn:3`); None for
+    contents no recipe makes (an array given, a spec's generator) or zeros."""
     m = _SEEDED.match(source)
     if m:
         return f"{m['recipe']}:{m['seed']}"
     if source.startswith("spec generator") or source in ("", "array", "zeros"):
-        return "zeros"
+        return None
     return source

@@ -38,7 +38,7 @@ def tolerance_ratio(run: Run, name: str) -> np.ndarray:
     comparison used; a non-finite mismatch counts as inf (`closeness.tolerance_ratio`)."""
     c = run.compare[name]
     reference = run.reference or {}  # a run with comparisons has its reference
-    return closeness.tolerance_ratio(run.outputs[name], reference[name], c.rtol, c.atol)
+    return closeness.tolerance_ratio(run.observed(name), reference[name], c.rtol, c.atol)
 
 
 def closest(run: Run, name: str, count: int, ratio: np.ndarray | None = None) -> list[Element]:
@@ -49,10 +49,11 @@ def closest(run: Run, name: str, count: int, ratio: np.ndarray | None = None) ->
     k = min(count, ratio.size)
     top = np.argpartition(-ratio, k - 1)[:k]
     top = top[np.argsort(-ratio[top], kind="stable")]
-    got = run.outputs[name].ravel()
+    observed = run.observed(name)  # a packed output: the values its words hold
+    got = observed.ravel()
     ref = np.asarray((run.reference or {})[name], dtype=np.float64).ravel()
-    axes = run.case.plan(name).axes
-    shape = run.outputs[name].shape
+    axes = run.case.plan(name).axes if observed is run.outputs[name] else ()
+    shape = observed.shape
     c = run.compare[name]
     floor = closeness.rel_floor(c.rtol, c.atol)
     out = []

@@ -400,20 +400,38 @@ class WorkgroupStepJob(Job["WorkgroupStep"]):
 
 @dataclass(frozen=True)
 class PipelineOpenJob(Job["Stepper"]):
-    """Plan a shipped pipeline and put its buffers on the GPU."""
+    """Plan a pipeline (a shipped one by name, any other by its file's path) at `dims` (its own
+    defaults for the rest) and put its buffers on the GPU."""
 
     work: ClassVar[Work] = PIPELINE
     session: Session
     name: str
+    dims: Mapping[str, int] = field(default_factory=dict)
 
     def execute(self, ctx: Context) -> Stepper:
         from workbench.pipelines import load_pipeline
         from workbench.pipelines.plan import plan
         from workbench.pipelines.stepper import Stepper
 
-        planned = plan(load_pipeline(self.name), self.session)
+        planned = plan(load_pipeline(self.name), self.session, self.dims)
         with ctx.gpu():
             return Stepper(self.session, planned, divergence=True)
+
+
+@dataclass(frozen=True)
+class StepCaseJob(Job["tuple[Case, Run]"]):
+    """Step `index` of a stepped pipeline as a case of its own (the buffers it was given as its
+    inputs), run once and compared, for the kernel view."""
+
+    work: ClassVar[Work] = PIPELINE
+    stepper: Stepper
+    index: int
+
+    def execute(self, ctx: Context) -> tuple[Case, Run]:
+        case = self.stepper.case(self.index)
+        with ctx.gpu():
+            run = self.stepper.session.run(case, progress=ctx.progress, cancelled=ctx.cancelled)
+        return case, run
 
 
 @dataclass(frozen=True)

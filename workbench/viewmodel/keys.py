@@ -34,6 +34,7 @@ WARMUP_S = 1.0
 ESCAPE = "cancel the work in flight, else back"
 NEXT_BUFFER = "the next buffer"
 SOURCE = "the other form of the source"
+DIMS = "the dims: where they are set"
 RUN = "run what the screen shows (the kernel; the fixtures listed)"
 # Moves of a 2-D cursor: (binding name, keys, action, label).
 _ARRAY_MOVES = (
@@ -121,6 +122,7 @@ KEYS: tuple[Key, ...] = (
         "Dims",
         "jump to the dims form: its first field, text selected (esc goes back to the kernels)",
         "Edit dims",
+        meaning=DIMS,
     ),
     Key(
         "check",
@@ -443,6 +445,33 @@ KEYS: tuple[Key, ...] = (
         "Steps: back to the kernels",
         scope="steps",
         meaning=ESCAPE,
+    ),
+    Key(
+        "steps_kernel",
+        "k",
+        "open_kernel",
+        "Kernel view",
+        "Steps: the highlighted step in the kernel view, its buffers before it ran as the inputs",
+        scope="steps",
+    ),
+    Key(
+        "steps_dims",
+        "d",
+        "set_dims",
+        "Dims",
+        "Steps: set the pipeline's dims (NAME=VALUE ...) and plan it again",
+        scope="steps",
+        show=False,  # the footer is full; help lists it
+        meaning=DIMS,
+    ),
+    Key(
+        "steps_open",
+        "O",
+        "open_file",
+        "Open file",
+        "Steps: open a pipeline file by its path",
+        scope="steps",
+        show=False,  # the footer is full; help lists it
     ),
     Key(
         "fixtures_replay_all",

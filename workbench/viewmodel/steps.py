@@ -1,19 +1,73 @@
-"""The Steps view's figures, with no Textual: the steps as rows (current one marked, verdict,
-time, what changed, whether the snapshot is still kept, the first divergence), the buffers at the
-step being looked at (with a mark on those that step changed), the memory line, and a diff between
-two steps as lines. The Steps screen only renders what this computes."""
+"""The Steps view's figures, with no Textual: the pipelines to choose from (the open corpus's
+files, then the shipped ones), the steps as rows (current one marked, verdict, time, what changed,
+whether the snapshot is still kept, the first divergence), the buffers at the step being looked at
+(with a mark on those that step changed), the memory line, a diff between two steps as lines, and
+the dims as the dims dialog shows and reads them. The Steps screen only renders what this
+computes."""
 
 from __future__ import annotations
 
+import contextlib
+import re
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 
 from workbench.closeness import Comparison
+from workbench.errors import UserError
+from workbench.pipelines import corpus_pipelines, shipped_names
 from workbench.pipelines.stepper import Stepper
-from workbench.units import fmt_bytes, fmt_int, fmt_ms, fmt_num, plural
+from workbench.units import fmt_bytes, fmt_int, fmt_ms, fmt_num, plural, whole_number
 
 MASK = "·····"  # timings in snapshot mode, so pictures do not change from run to run
 CHANGED = "●"
 CURRENT = "▶"
+
+
+@dataclass(frozen=True)
+class PipelineChoice:
+    label: str  # as the list shows it: a shipped name, or the file's path in the corpus
+    target: str  # what opens it: the shipped name, or the file's full path
+
+
+def pipeline_choices(root: Path | None) -> list[PipelineChoice]:
+    """The open corpus's pipeline files (`workbench.pipelines.corpus_pipelines`), then the
+    shipped pipelines."""
+    mine = []
+    if root is not None:
+        mine = [
+            PipelineChoice(p.relative_to(root).as_posix(), str(p)) for p in corpus_pipelines(root)
+        ]
+    return mine + [PipelineChoice(name, name) for name in shipped_names()]
+
+
+def dims_text(dims: Mapping[str, int]) -> str:
+    """`seq=64 n_heads=4`: the dims as the dims dialog offers them."""
+    return " ".join(f"{k}={v}" for k, v in dims.items())
+
+
+_PAIR = re.compile(r"^([A-Za-z_]\w*)=(\S+)$")
+
+
+def parse_dims(text: str, known: Collection[str]) -> dict[str, int]:
+    """`seq=128 head_dim=0x40` (spaces or commas between) as dims; UserError naming the pair
+    that is not NAME=WHOLE_NUMBER or names no dim of the pipeline."""
+    out: dict[str, int] = {}
+    for item in text.replace(",", " ").split():
+        m = _PAIR.match(item)
+        if m is None:
+            raise UserError(f"{item!r}: write NAME=VALUE, e.g. {next(iter(known), 'n')}=128")
+        name, value = m.groups()
+        if name not in known:
+            raise UserError(f"no dim {name!r}; this pipeline's dims: {', '.join(known) or 'none'}")
+        number = whole_number(value)
+        if value[:2].lower() in ("0x", "0b", "0o"):
+            with contextlib.suppress(ValueError):
+                number = int(value, 0)
+        if number is None:
+            raise UserError(f"{name}={value}: not a whole number (hex: 0x...)")
+        out[name] = number
+    return out
 
 
 @dataclass(frozen=True)

@@ -146,6 +146,14 @@ class Kernel:
         mod = self.module
         return mod.entry_points.get(self.entry) if mod else None
 
+    def runnable_entry_point(self) -> EntryPoint:
+        """The entry point, for code that runs the kernel; one UserError line where it has none."""
+        ep = self.entry_point
+        if ep is None:
+            why = f" ({self.problem})" if self.problem else ""
+            raise UserError(f"{self.file}:{self.name}: no @compute entry point{why}")
+        return ep
+
     @property
     def features(self) -> tuple[str, ...]:
         """Device features the entry point needs, from what it reaches (not the whole module)."""

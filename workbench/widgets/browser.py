@@ -7,6 +7,7 @@ signature, … not checked yet. Files the corpus could not read are listed with 
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import ClassVar
 
 from rich.style import Style
@@ -48,18 +49,17 @@ class KernelBrowser(Vertical):
     KernelBrowser Tree { height: 1fr; background: transparent; padding: 0; overflow-x: hidden; }
     """
 
+    @dataclass
     class Selected(Message):
         """A kernel was highlighted (cursor moved onto it) or chosen."""
 
-        def __init__(self, key: str) -> None:
-            super().__init__()
-            self.key = key
+        key: str
 
     def __init__(self, *, id: str | None = None, blink: bool = True) -> None:
         super().__init__(id=id)
         self._corpus: Corpus | None = None
         self._statuses: dict[str, KernelStatus] = {}
-        self._leaf_nodes: dict[str, TreeNode] = {}
+        self._leaf_nodes: dict[str, TreeNode[str]] = {}
         self._blink = blink
         self.current: str | None = None
 
@@ -73,7 +73,7 @@ class KernelBrowser(Vertical):
         yield tree
 
     @property
-    def tree(self) -> Tree[str]:
+    def kernel_tree(self) -> Tree[str]:
         return self.query_one("#kernels", Tree)
 
     @property
@@ -108,13 +108,13 @@ class KernelBrowser(Vertical):
         return text
 
     def _rebuild(self) -> None:
-        tree = self.tree
+        tree = self.kernel_tree
         tree.clear()
         self._leaf_nodes = {}
         if self._corpus is None:
             return
         needle = self.query_one("#filter", Input).value.strip().lower()
-        files: dict[str, TreeNode] = {}
+        files: dict[str, TreeNode[str]] = {}
         for k in self._corpus.kernels:
             key = kernel_key(k)
             if needle and needle not in k.name.lower() and needle not in k.file.lower():
@@ -138,7 +138,7 @@ class KernelBrowser(Vertical):
     def _reselect(self, key: str) -> None:
         node = self._leaf_nodes.get(key)
         if node is not None:
-            self.tree.move_cursor(node)
+            self.kernel_tree.move_cursor(node)
 
     def select(self, key: str) -> None:
         """Move the cursor onto a kernel (clearing a filter that hides it)."""
@@ -164,7 +164,7 @@ class KernelBrowser(Vertical):
         if not matches:
             self.notify(f"no kernel matches {event.value.strip()!r}", severity="warning")
             return
-        self.tree.focus()
+        self.kernel_tree.focus()
         self.select(matches[0])
         if matches[0] != self.current:
             # Said here, not left to the cursor: in the filtered tree the match can sit on the
@@ -175,7 +175,7 @@ class KernelBrowser(Vertical):
             self.notify(f"{len(matches)} kernels match: ↑↓ moves between them")
 
     @on(Tree.NodeHighlighted, "#kernels")
-    def _highlighted(self, event: Tree.NodeHighlighted) -> None:
+    def _highlighted(self, event: Tree.NodeHighlighted[str]) -> None:
         event.stop()
         key = event.node.data
         if key and key != self.current:
@@ -183,7 +183,7 @@ class KernelBrowser(Vertical):
             self.post_message(self.Selected(key))
 
     @on(Tree.NodeSelected, "#kernels")
-    def _selected(self, event: Tree.NodeSelected) -> None:
+    def _selected(self, event: Tree.NodeSelected[str]) -> None:
         event.stop()
         key = event.node.data
         if key and key != self.current:

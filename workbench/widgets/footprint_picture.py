@@ -8,6 +8,7 @@ it is described (its elements by named index and who wrote them) in a `Selected`
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import ClassVar
 
 from rich.style import Style
@@ -41,12 +42,11 @@ class FootprintPicture(Widget, can_focus=True):
 
     cursor: reactive[tuple[int, int]] = reactive((0, 0))
 
+    @dataclass
     class Selected(Message):
         """The cursor moved onto a cell; `text` says what it covers and who wrote it."""
 
-        def __init__(self, text: str) -> None:
-            super().__init__()
-            self.text = text
+        text: str
 
     def __init__(self, *, width: int = 64, height: int = 16, id: str | None = None) -> None:
         super().__init__(id=id)

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import math
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from types import ModuleType
 
 import numpy as np
 from rich.style import Style
@@ -145,7 +146,7 @@ def histogram(a: np.ndarray, width: int, height: int, bins: int = 24) -> Text:
     top = int(counts.max())
     yticks = [0, top // 2, top]
 
-    def draw(plt) -> None:
+    def draw(plt: ModuleType) -> None:
         plt.bar(centers, counts.tolist(), width=1.0, color="cyan")
         plt.xticks([lo, (lo + hi) / 2, hi], [f"{lo:.3g}", f"{(lo + hi) / 2:.3g}", f"{hi:.3g}"])
         plt.yticks(yticks, [_count(c) for c in yticks])
@@ -173,7 +174,7 @@ def line_plot(
         return Text("no runs timed yet", style="dim")
     xs = list(range(1, len(ys) + 1))
 
-    def draw(plt) -> None:
+    def draw(plt: ModuleType) -> None:
         plt.plot(xs, list(ys), marker="braille", color="cyan")
         plt.scatter(xs, list(ys), marker="dot", color="yellow")
         plt.xticks(xs, list(labels) if labels else [str(x) for x in xs])
@@ -183,7 +184,7 @@ def line_plot(
     return _plotext(width, height, draw)
 
 
-def _plotext(width: int, height: int, draw) -> Text:
+def _plotext(width: int, height: int, draw: Callable[[ModuleType], None]) -> Text:
     import plotext as plt
 
     with _PLOTEXT_LOCK:

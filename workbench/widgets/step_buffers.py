@@ -9,7 +9,7 @@ from textual.widgets import DataTable
 from workbench.viewmodel.steps import BufferRow
 
 
-class StepBuffers(DataTable):
+class StepBuffers(DataTable[Text | str]):
     """One row per buffer; the highlighted one is shown below it."""
 
     def __init__(self, *, id: str | None = None) -> None:

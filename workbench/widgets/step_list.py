@@ -12,7 +12,7 @@ from workbench.viewmodel.steps import StepsView
 _VERDICT_STYLE = {"pass": "bold green", "fail": "bold red", "ran": "bold yellow"}
 
 
-class StepList(DataTable):
+class StepList(DataTable[Text | str]):
     """Row k is the state after step k (row 0: the start)."""
 
     def __init__(self, *, id: str | None = None) -> None:

@@ -104,9 +104,12 @@ def _run_text(
             text.append("enter", style=style("name"))
             text.append(" in a field runs it too", style=style("hint"))
         return text
-    if run.ok is None:
+    if run.ok is None and run.case.spec is None:
         text.append("○ ran ad hoc ", style=style("adhoc"))
         text.append("(no spec, no reference)  ", style=style("hint"))
+    elif run.ok is None:  # described, as the header says, with no reference to compare with
+        text.append(f"○ {run.verdict.word} ", style=style("adhoc"))
+        text.append("(spec'd, no reference: add one in workbench.toml)  ", style=style("hint"))
     elif run.ok:
         text.append(" PASS ", style=style("pass"))
         text.append(" ")

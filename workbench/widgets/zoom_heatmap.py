@@ -49,7 +49,7 @@ class ZoomHeatmap(Widget, can_focus=True):
         self._data: np.ndarray | None = None
         self._axes: tuple[str, ...] = ("rows", "cols")
         self._lead: tuple[int, ...] = ()
-        self._name = ""
+        self._title = ""
         self._scale = 1.0
         self.zoom: Zoom | None = None
 
@@ -59,7 +59,7 @@ class ZoomHeatmap(Widget, can_focus=True):
         """Draw `data` (2-D, the slice `lead` of an array with named `axes`), whole at first."""
         if data.ndim != 2 or data.size == 0:
             raise ValueError("a heatmap draws a non-empty 2-D array")
-        self._data, self._axes, self._lead, self._name = data, axes, lead, name
+        self._data, self._axes, self._lead, self._title = data, axes, lead, name
         finite = np.abs(data[np.isfinite(data)]) if data.dtype.kind == "f" else np.abs(data)
         self._scale = float(finite.max()) if finite.size and finite.max() > 0 else 1.0
         self.zoom = Zoom.fit((data.shape[0], data.shape[1]), self._cells())
@@ -109,7 +109,7 @@ class ZoomHeatmap(Widget, can_focus=True):
         rows, cols = grid.shape
         ra, ca = self._axes[-2], self._axes[-1]
         head = Text(no_wrap=True, overflow="ellipsis")
-        head.append(self._name, style="bold")
+        head.append(self._title, style="bold")
         head.append(
             f"  {ra} {r0}–{min(r0 + rows * br, z.shape[0]) - 1} of {z.shape[0]} × "
             f"{ca} {c0}–{min(c0 + cols * bc, z.shape[1]) - 1} of {z.shape[1]}  ·  "

@@ -95,7 +95,7 @@ class OutputFootprint:
         return f"{fmt_count(self.races, 'race')}, {fmt_count(self.holes, 'hole')}"
 
     def named(self, flat: int) -> str:
-        return name_index(np.unravel_index(flat, self.owner.shape), self.axes)
+        return name_index([int(i) for i in np.unravel_index(flat, self.owner.shape)], self.axes)
 
     def hole_ranges(self, limit: int = EXAMPLES) -> list[tuple[int, int]]:
         """The first `limit` runs of consecutive holes, as (first, last) flat indices."""
@@ -307,7 +307,8 @@ class _Writes:
         for p in self.plans:
             fill = self.sentinel.get(p.name)
             if fill is None:
-                fill = self.own.get(p.name, self.zeros.get(p.name))
+                # Every binding starts as its own input or as zeros.
+                fill = self.own[p.name] if p.name in self.own else self.zeros[p.name]
             seen[p.name] = _differs(out[p.name], fill, p)
         if self.in_place:
             again = self.runner.run(selection)
@@ -382,7 +383,9 @@ def _name_writers(
 ) -> dict[str, dict[int, list[int]]]:
     """Find the workgroups that write each racing element by bisecting [0, total); a range where
     no id agrees with the bits the slices fixed for an element is not dispatched for it."""
-    found = {name: {i: [] for i in idx} for name, idx in racing.items()}
+    found: dict[str, dict[int, list[int]]] = {
+        name: {i: [] for i in idx} for name, idx in racing.items()
+    }
     agreed: dict[tuple[str, int], tuple[int, int]] = {}
     for name, idx in racing.items():
         flat = fixed[name].reshape(-1) if name in fixed else None
@@ -460,8 +463,11 @@ def _differs(got: np.ndarray, fill: np.ndarray, plan: BindingPlan) -> np.ndarray
     if got.dtype.names is None and size in (1, 2, 4, 8):
         # Whole scalars compared as unsigned integers: bits, so NaNs compare by payload.
         word = f"<u{size}"
-        diff = np.ascontiguousarray(got).view(word) != np.ascontiguousarray(fill).view(word)
-        return diff.reshape(*shape, -1).any(axis=-1) if diff.ndim > len(shape) else diff
+        diff: np.ndarray = np.ascontiguousarray(got).view(word) != np.ascontiguousarray(fill).view(
+            word
+        )
+        return np.asarray(diff.reshape(*shape, -1).any(axis=-1)) if diff.ndim > len(shape) else diff
     a = np.ascontiguousarray(got).view(np.uint8).reshape(*shape, -1)
     b = np.ascontiguousarray(fill).view(np.uint8).reshape(*shape, -1)
-    return (a != b).any(axis=-1)
+    differs: np.ndarray = (a != b).any(axis=-1)
+    return differs

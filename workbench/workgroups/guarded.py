@@ -63,7 +63,7 @@ def with_instrumentation(
 ) -> Case:
     """`case` on `kernel`, with values for its added uniforms and (array, source) per added buffer;
     `buffers` may also replace what an existing binding holds."""
-    added = {b.name: b for b in kernel.entry_point.bindings}
+    added = {b.name: b for b in kernel.runnable_entry_point().bindings}
     # Every binding the kernel may write is read back, even one its spec calls an input.
     plans = [
         replace(p, role="inout") if p in writable(case) and p.role == "input" else p

@@ -109,7 +109,7 @@ def run_probes(
         )
     _check_filter(case, where)
     kernel = instrument(case.kernel, probes=True)
-    if LOG_NAME not in {b.name for b in kernel.entry_point.bindings}:
+    if LOG_NAME not in {b.name for b in kernel.runnable_entry_point().bindings}:
         # The file calls probes, but not from this entry point or anything it calls.
         raise UserError(
             f"entry point {case.name} calls no probe (other functions of {case.kernel.file} do): add calls "
@@ -137,7 +137,7 @@ def _check_filter(case: Case, where: ProbeFilter) -> None:
             f"({'x'.join(map(str, case.grid))})"
         )
     if where.local is not None:
-        size = case.kernel.entry_point.workgroup_size
+        size = case.kernel.runnable_entry_point().workgroup_size
         if any(not 0 <= v < s for v, s in zip(where.local, size, strict=True)):
             raise UserError(
                 f"--invocation: local id {','.join(map(str, where.local))} is outside the "
@@ -148,7 +148,7 @@ def _check_filter(case: Case, where: ProbeFilter) -> None:
 def parse_invocation(text: str, case: Case) -> ProbeFilter:
     """`WG` or `WG,LID`: WG a linear workgroup id or x:y:z, LID a local index or x:y:z."""
     head, _, tail = text.partition(",")
-    size = case.kernel.entry_point.workgroup_size
+    size = case.kernel.runnable_entry_point().workgroup_size
     try:
         wg = _linear(_parse_id(head), case.grid)
         local = linear_to_xyz(_linear(_parse_id(tail), size), size) if tail else None

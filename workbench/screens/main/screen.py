@@ -125,7 +125,7 @@ class MainScreen(KernelSelection, CaseFormControl, KernelWork, BaselineControl, 
         self.update_topbar()
         if self.wb.session is None:
             self._say_title(Text("loading the corpus…", style="dim"))
-        self.browser.tree.focus()
+        self.browser.kernel_tree.focus()
 
     # -- what the app tells us -----------------------------------------------------------------
     def fatal(self, message: str) -> None:
@@ -185,10 +185,10 @@ class MainScreen(KernelSelection, CaseFormControl, KernelWork, BaselineControl, 
 
     # -- focus, the kernel list, the tabs --------------------------------------------------------
     def action_leave_field(self) -> None:
-        if self.app.focused is self.browser.tree:
+        if self.app.focused is self.browser.kernel_tree:
             self.notify("nothing is running: esc cancels work in flight, or leaves a field")
         self.sidebar = True
-        self.browser.tree.focus()
+        self.browser.kernel_tree.focus()
 
     def action_filter(self) -> None:
         self.sidebar = True
@@ -203,7 +203,7 @@ class MainScreen(KernelSelection, CaseFormControl, KernelWork, BaselineControl, 
     def action_toggle_sidebar(self) -> None:
         self.sidebar = not self.sidebar
         if self.sidebar:
-            self.browser.tree.focus()
+            self.browser.kernel_tree.focus()
 
     def watch_sidebar(self, shown: bool) -> None:
         self.set_class(not shown, "-sidebar-hidden")

@@ -105,7 +105,7 @@ class KernelSelection(MainBase):
             return
         self.wb.remember_kernel(key_)
         spec, mismatch, unreadable = self._lookup(kernel)
-        st = self.states.get(key_)
+        before = st = self.states.get(key_)
         if st is None or set(st.form.dims) != {d.name for d in dims_of(spec)}:
             # First visit, or the kernel gained/lost its spec with an edit: start from defaults.
             st = self.states[key_] = KernelState(form=default_form(spec))
@@ -133,8 +133,10 @@ class KernelSelection(MainBase):
         )
         self.refresh_view()
         self.refresh_bindings()
-        if rerun and st.run is not None and not kernel.problem:
-            self.rerun(st.run)
+        # A kernel just described runs again as described, so verdict and title agree.
+        ran = st.run or (before.run if before is not None else None)
+        if rerun and ran is not None and not kernel.problem:
+            self.rerun(ran)
         else:
             self.schedule_plan(0.01)
 

@@ -158,7 +158,8 @@ class Takeaway(MainBase):
             self.notify("nothing to describe yet: the case is not planned", severity="warning")
             return
         try:
-            path = write_description(st.case, Path(session.corpus.root))
+            label = session.corpus.label(st.case.kernel)
+            path = write_description(st.case, Path(session.corpus.root), label)
         except WorkbenchError as exc:
             self.notify(ui_message(exc), severity="error")
             return

@@ -35,14 +35,16 @@ def sigmoid(x: np.ndarray) -> np.ndarray:
     """1 / (1 + exp(-x)) without overflow: exp only sees -|x|."""
     x = _f64(x)
     e = np.exp(-np.abs(x))
-    return np.where(x >= 0, 1.0 / (1.0 + e), e / (1.0 + e))
+    s: np.ndarray = np.where(x >= 0, 1.0 / (1.0 + e), e / (1.0 + e))
+    return s
 
 
 def _sigmoid_neg(x: np.ndarray) -> np.ndarray:
     """1 - sigmoid(x) = sigmoid(-x), without the cancellation of 1 - s for large x."""
     x = _f64(x)
     e = np.exp(-np.abs(x))
-    return np.where(x >= 0, e / (1.0 + e), 1.0 / (1.0 + e))
+    s: np.ndarray = np.where(x >= 0, e / (1.0 + e), 1.0 / (1.0 + e))
+    return s
 
 
 def silu(x: np.ndarray) -> np.ndarray:
@@ -88,7 +90,8 @@ def gelu_grad(x: np.ndarray) -> np.ndarray:
 def swiglu(gate: np.ndarray, up: np.ndarray) -> np.ndarray:
     """silu(gate) * up."""
     with np.errstate(invalid="ignore", over="ignore"):
-        return silu(gate) * _f64(up)
+        out: np.ndarray = silu(gate) * _f64(up)
+    return out
 
 
 def as_f32_range(y: np.ndarray) -> np.ndarray:

@@ -66,13 +66,16 @@ def query_blocks(seg: np.ndarray, n_heads: int) -> list[tuple[slice, slice]]:
 def _contract(subscripts: str, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """np.einsum(subscripts, a, b), with attention's three contractions as batched matrix
     products over the head axis (BLAS; np.einsum's own loops take minutes at seq 8192)."""
+    product: np.ndarray
     if subscripts == "shd,jhd->shj":
-        return np.matmul(a.transpose(1, 0, 2), b.transpose(1, 2, 0)).transpose(1, 0, 2)
-    if subscripts == "shj,jhd->shd":
-        return np.matmul(a.transpose(1, 0, 2), b.transpose(1, 0, 2)).transpose(1, 0, 2)
-    if subscripts == "shj,shd->jhd":
-        return np.matmul(a.transpose(1, 2, 0), b.transpose(1, 0, 2)).transpose(1, 0, 2)
-    return np.einsum(subscripts, a, b)
+        product = np.matmul(a.transpose(1, 0, 2), b.transpose(1, 2, 0)).transpose(1, 0, 2)
+    elif subscripts == "shj,jhd->shd":
+        product = np.matmul(a.transpose(1, 0, 2), b.transpose(1, 0, 2)).transpose(1, 0, 2)
+    elif subscripts == "shj,shd->jhd":
+        product = np.matmul(a.transpose(1, 2, 0), b.transpose(1, 0, 2)).transpose(1, 0, 2)
+    else:
+        product = np.einsum(subscripts, a, b)
+    return product
 
 
 def visible_einsum(subscripts: str, a: np.ndarray, b: np.ndarray, mask: np.ndarray) -> np.ndarray:
@@ -131,7 +134,8 @@ def expand_kv(x: np.ndarray, n_heads: int) -> np.ndarray:
 def reduce_kv(x: np.ndarray, n_kv: int) -> np.ndarray:
     """[seq, n_heads, d] -> [seq, n_kv, d]: sum of each kv head's group of query heads."""
     seq, n_heads, d = x.shape
-    return x.reshape(seq, n_kv, n_heads // n_kv, d).sum(axis=2)
+    summed: np.ndarray = x.reshape(seq, n_kv, n_heads // n_kv, d).sum(axis=2)
+    return summed
 
 
 def scores(q: np.ndarray, k: np.ndarray, scale: float) -> np.ndarray:

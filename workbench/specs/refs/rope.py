@@ -32,7 +32,7 @@ def _apply(x: np.ndarray, rot: np.ndarray) -> np.ndarray:
     x = np.asarray(x, dtype=np.float64)
     seq, heads, head_dim = x.shape
     pairs = x.reshape(seq, heads, head_dim // 2, 2)
-    out = np.einsum("sipq,shiq->ship", rot, pairs)
+    out: np.ndarray = np.einsum("sipq,shiq->ship", rot, pairs)
     return out.reshape(seq, heads, head_dim)
 
 

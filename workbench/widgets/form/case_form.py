@@ -9,6 +9,8 @@ and planning happen in the view model and the screen, never here.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 from rich.text import Text
 from textual import on
@@ -61,19 +63,17 @@ class CaseForm(Vertical):
     CaseForm #problems.-empty { display: none; }
     """
 
+    @dataclass
     class Changed(Message):
         """The form text changed (not yet checked)."""
 
-        def __init__(self, state: FormState) -> None:
-            super().__init__()
-            self.state = state
+        state: FormState
 
+    @dataclass
     class Submitted(Message):
         """Enter was pressed in a field: apply and run."""
 
-        def __init__(self, state: FormState) -> None:
-            super().__init__()
-            self.state = state
+        state: FormState
 
     class LoadNpy(Message):
         """The load .npy button was pressed."""

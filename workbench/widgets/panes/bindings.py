@@ -35,7 +35,9 @@ class BindingsPane(Vertical):
     view: reactive[View] = reactive(View, init=False)
 
     def compose(self) -> ComposeResult:
-        table = DataTable(id="bind-table", zebra_stripes=True, cursor_type="row")
+        table: DataTable[Text | str] = DataTable(
+            id="bind-table", zebra_stripes=True, cursor_type="row"
+        )
         table.add_columns("g/b", "name", "role", "WGSL type", "shape", "dtype", "bytes", "contents")
         yield table
         yield Static(id="bind-notes")

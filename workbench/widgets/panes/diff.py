@@ -62,7 +62,9 @@ class DiffPane(Vertical):
         self._setting = False
 
     def compose(self) -> ComposeResult:
-        table = DataTable(id="diff-metrics", cursor_type="row", zebra_stripes=True)
+        table: DataTable[Text | str] = DataTable(
+            id="diff-metrics", cursor_type="row", zebra_stripes=True
+        )
         table.add_columns(
             "output", "verdict", "max |Δ|", "max rel", "max ULP", "outside tol", "rtol", "atol"
         )
@@ -72,7 +74,9 @@ class DiffPane(Vertical):
             yield Select([], id="diff-which", compact=True, allow_blank=True, prompt="output")
             yield DetailLine(id="diff-why")
         with Horizontal():
-            worst = DataTable(id="diff-worst", cursor_type="row", zebra_stripes=True)
+            worst: DataTable[Text | str] = DataTable(
+                id="diff-worst", cursor_type="row", zebra_stripes=True
+            )
             worst.add_columns("where", "got", "reference", "|Δ|", "/tol", "rel", "ULP")
             yield worst
             with Vertical(id="diff-side"):

@@ -6,6 +6,7 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import VerticalScroll
 from textual.reactive import reactive
+from textual.widget import Widget
 from textual.widgets import DataTable, Static
 
 from workbench.viewmodel.kernel_state import View
@@ -51,7 +52,7 @@ class GradientsPane(VerticalScroll):
         intro_widget.display = bool(intro)
         if view.report is None:
             return
-        widgets = []
+        widgets: list[Widget] = []
         for res in view.report.results:
             title = Text()
             title.append("✓ " if res.ok else "✗ ", style="green" if res.ok else "bold red")
@@ -59,7 +60,9 @@ class GradientsPane(VerticalScroll):
             title.append(res.summary)
             widgets.append(Static(title, classes="result result-title"))
             if res.columns:
-                table = DataTable(classes="result", zebra_stripes=True, cursor_type="row")
+                table: DataTable[str] = DataTable(
+                    classes="result", zebra_stripes=True, cursor_type="row"
+                )
                 table.add_columns(*res.columns)
                 for row in res.rows:
                     table.add_row(*row)

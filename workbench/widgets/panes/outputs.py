@@ -65,7 +65,8 @@ class OutputsPane(Vertical):
 
     def __init__(self, *, id: str | None = None, blink: bool = True) -> None:
         super().__init__(id=id)
-        self._cache: dict[tuple, tuple[Text, Text, Text]] = {}
+        # (kind, output name, leading indices) -> heat map, legend, histogram.
+        self._cache: dict[tuple[str, str, tuple[int, ...]], tuple[Text, Text, Text]] = {}
         self._blink = blink
         self._setting = False
         # What the table shows: (name, array, its axes, the leading indices of the slice).
@@ -151,8 +152,10 @@ class OutputsPane(Vertical):
         axes = plan.axes if len(plan.axes) == arr.ndim else tuple(f"i{k}" for k in range(arr.ndim))
         ref = None
         tol = (0.0, 0.0)
-        if kind == "out" and run.reference and name in run.reference:
-            ref = np.asarray(run.reference[name]).reshape(arr.shape)
+        # (a packed output's words are shown as they are, its reference being of its values)
+        known = run.reference or {}
+        if kind == "out" and name in known and np.size(known[name]) == arr.size:
+            ref = np.asarray(known[name]).reshape(arr.shape)
             c = run.compare.get(name)
             if c is not None:
                 tol = (c.rtol, c.atol)

@@ -26,7 +26,8 @@ class SourcePane(Vertical):
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
-        self._shown: tuple | None = None
+        # What was last shown: the kernel (by id), its error and whether the module was shown.
+        self._shown: tuple[int, str | None, bool] | None = None
         self._target = 1
 
     def compose(self) -> ComposeResult:
@@ -58,8 +59,10 @@ class SourcePane(Vertical):
         else:
             file = loc[0] if loc else k.file
             try:
+                if view.corpus_root is None:
+                    raise FileNotFoundError(file)
                 code = (view.corpus_root / file).read_text(encoding="utf-8")
-            except (OSError, UnicodeDecodeError, TypeError):
+            except (OSError, UnicodeDecodeError):
                 code = k.pieces[-1].text if k.pieces else ""
                 file = k.file
             title = f"{file}  (kernel at line {k.line}; {toggle}: the assembled module)"
