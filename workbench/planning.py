@@ -164,7 +164,9 @@ def plan_case(
 
     `described` holds the specs the kernel's corpus describes in its workbench.toml; `grid`
     replaces the planned workgroup counts; `overrides` gives values of `override` constants
-    (over a description's). A kernel with a shipped kernel's name but another binding signature
+    (over a description's); `sets` gives uniform fields' values (`params.eps`), which a
+    described kernel's reference sees where the description gives the field a value of its own
+    (`KernelSpec.settable`). A kernel with a shipped kernel's name but another binding signature
     is planned ad hoc, with a note.
     """
     k = kernel
@@ -198,7 +200,11 @@ def plan_case(
             f"value (an override {name}=V, or overrides = {{ {name} = V }} in workbench.toml)",
             advice=Advice.GIVE_OVERRIDE,
         )
+    left = dict(sets or {})
     if spec is not None:
+        # A field the description gives a value of its own (eps) is set in the spec, so the
+        # reference sees it too; any other field is set in the case alone (with a note).
+        spec = spec.with_values({p: left.pop(p) for p in spec.settable if p in left})
         case = _spec_case(k, ep, adapter, spec, dims or {}, sizes or {}, seed, grid)
     else:
         case = _adhoc_case(k, ep, adapter, dims or {}, sizes or {}, seed, grid)
@@ -206,7 +212,7 @@ def plan_case(
     case.notes[:0] = notes
     for key, value in (inputs or {}).items():
         _give_input(case, key, value)
-    for key, number in (sets or {}).items():
+    for key, number in left.items():
         _set_uniform(case, key, number)
     return case
 

@@ -9,9 +9,9 @@ Rules, so that figures side by side read alike:
 - a figure that does not exist (a rate of a kernel with no flops, a time too small to measure, a
   NaN) is `—`, never `0.0`.
 
-The reverse direction lives here too: `whole_number` reads a count a user typed (ASCII digits only:
-`²` passes `str.isdigit()` but is no number), and `shown` makes text from outside (a file name)
-safe to print, control characters escaped.
+The reverse direction lives here too: `parse_number` reads a number a user typed (hex for a bit
+pattern), `whole_number` a count (ASCII digits only: `²` passes `str.isdigit()` but is no number),
+and `shown` makes text from outside (a file name) safe to print, control characters escaped.
 """
 
 from __future__ import annotations
@@ -172,6 +172,18 @@ def fmt_grid(grid: Sequence[int]) -> str:
     if all(g == 1 for g in grid[1:]):
         return fmt_count(total, "workgroup")
     return "×".join(map(str, grid)) + " = " + fmt_count(total, "workgroup")
+
+
+def parse_number(text: str) -> float | int:
+    """A number as the command line and the UI form take it: decimal, float, or an integer in
+    hex (0x...), binary (0b...) or octal (0o...), as a bit pattern for a u32 field is written."""
+    t = text.strip().replace("_", "")
+    if not t.isascii():
+        raise ValueError(text)  # float() would take other scripts' digits
+    body = t.lstrip("+-")
+    if body[:2].lower() in ("0x", "0b", "0o"):
+        return int(t, 0)
+    return float(t)
 
 
 def whole_number(text: str) -> int | None:

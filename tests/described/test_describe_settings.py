@@ -11,7 +11,9 @@ import numpy as np
 
 from workbench.session import Session
 from workbench.specs.described import load_descriptions
+from workbench.viewmodel.cases import build_case
 from workbench.viewmodel.describe import write_description
+from workbench.viewmodel.form import default_form, form_paths
 from workbench.wgsl.corpus import load_corpus
 
 from .corpora import MATMUL, MATMUL_TOML, matmul_corpus, write
@@ -94,3 +96,57 @@ def test_described_kernel_keeps_its_table_and_the_file(tmp_path: Path) -> None:
     assert table["grid"] == ["ceil(N / 16)", "ceil(M / 16)", 1]
     assert table["reference"]["function"] == "refs.py:matmul"
     assert load_descriptions(load_corpus(root))["matmul"].resolve_dims()["M"] == 32
+
+
+AFFINE = """
+struct Params { ne: u32, alpha: f32, beta: f32 };
+@group(0) @binding(0) var<storage, read> src: array<f32>;
+@group(0) @binding(1) var<storage, read_write> dst: array<f32>;
+@group(0) @binding(2) var<uniform> params: Params;
+
+@compute @workgroup_size(64)
+fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+    if (gid.x >= params.ne) { return; }
+    dst[gid.x] = params.alpha * src[gid.x] + params.beta;
+}
+"""
+
+
+def test_every_uniform_field_stays_editable_after_describing(tmp_path: Path) -> None:
+    """After the UI's describe, the form holds every uniform field the ad-hoc form had: the
+    integer field as a dim, the float fields as fields of their own (the description's values
+    their placeholders); a value typed there reaches the kernel and the reference by name."""
+    root = write(tmp_path, {"affine.wgsl": AFFINE})
+    session = Session.open(corpus=root)
+    kernel = session.kernel("main")
+    bindings = kernel.runnable_entry_point().bindings
+    adhoc = form_paths(None, bindings)
+    assert adhoc == ("params.ne", "params.alpha", "params.beta")
+    case = session.case(kernel, dims={"n": 300}, sets={"params.ne": 300, "params.alpha": 2.0})
+    write_description(case, root, "main")
+    toml = (root / "workbench.toml").read_text(encoding="utf-8")
+    # The description names the fields a run may set, as `workbench describe` does.
+    assert "# params.alpha, params.beta: values, not dims: --set params.alpha=V" in toml
+    toml = toml.replace(
+        "[kernels.main.uniforms]", 'reference = "refs.py:affine"\n[kernels.main.uniforms]'
+    )
+    (root / "workbench.toml").write_text(toml, encoding="utf-8")
+    (root / "refs.py").write_text(
+        "def affine(src, ne, alpha, beta):\n    return {'dst': alpha * src + beta}\n",
+        encoding="utf-8",
+    )
+    session = Session.open(corpus=root)
+    spec = session.described["main"]
+    fields = form_paths(spec, bindings)
+    assert fields == ("params.alpha", "params.beta")
+    assert {d.name for d in spec.dims} == {"ne"}
+    planned = build_case(session, kernel, spec, default_form(spec))
+    assert planned.uniforms["params"] == {"ne": 300, "alpha": 2.0, "beta": 0.0}
+    state = (
+        default_form(spec).with_field("set-params-alpha", "3").with_field("set-params-beta", "-1.5")
+    )
+    state = state.with_field("dim-ne", "777")
+    run = session.run(build_case(session, kernel, spec, state))
+    assert str(run.verdict) == "pass" and run.reference is not None
+    x = run.case.inputs["src"].astype(np.float64)
+    np.testing.assert_allclose(run.outputs["dst"], 3 * x - 1.5, rtol=1e-6, atol=1e-6)

@@ -89,3 +89,38 @@ def test_check_passes_and_a_kernel_ignoring_eps_fails(tmp_path: Path, cli) -> No
     root = _corpus(tmp_path / "bug", 0.5, wgsl=bug)
     res = cli("check", "rms_norm", "--corpus", str(root), "--what", "compare,evidence")
     assert res.rc == 1 and "verdict: FAIL" in res.out, res.out + res.err
+
+
+def test_a_value_set_on_a_described_field_reaches_the_kernel_and_the_reference(
+    tmp_path: Path,
+) -> None:
+    """`eps` (and the integer fields written as values) are fields a case may set; the value
+    set is the kernel's and the reference's: described with eps = 1e-3, run with 0.5, the
+    output matches a float64 computation with 0.5, and the verdict is PASS."""
+    from workbench.session import Session
+
+    root = _corpus(tmp_path, 1e-3)
+    session = Session.open(corpus=root)
+    spec = session.described["rms_norm"]
+    assert spec.settable == ("params.offset_src", "params.offset_dst", "params.eps")
+    run = session.run("rms_norm", dims={"rows": 4, "cols": 33}, sets={"params.eps": 0.5})
+    assert run.case.uniforms["params"]["eps"] == 0.5
+    assert not any("does not see" in n for n in run.case.notes)
+    want = _expected(run.case.inputs["src"].astype(np.float64), 4, 33, 0.5)
+    np.testing.assert_allclose(run.outputs["dst"].reshape(4, 33), want, rtol=1e-5, atol=1e-6)
+    assert str(run.verdict) == "pass"
+    # A field fed by a dim is the dim's: set in the case alone, and the case says so.
+    other = session.case("rms_norm", sets={"params.ne0": 7})
+    assert other.spec is not None and other.spec.uniforms(other.dims)["params"]["ne0"] != 7
+    assert any("does not see" in n for n in other.notes)
+
+
+def test_check_with_a_set_value_passes_and_a_kernel_ignoring_it_fails(tmp_path: Path, cli) -> None:
+    args = ("check", "rms_norm", "--set", "params.eps=0.5", "--what", "compare,evidence")
+    root = _corpus(tmp_path / "ok", 1e-3)
+    res = cli(*args, "--corpus", str(root))
+    assert res.rc == 0 and "verdict: PASS" in res.out, res.out + res.err
+    bug = RMS_NORM.replace("+ params.eps", "+ 1e-3")
+    root = _corpus(tmp_path / "bug", 1e-3, wgsl=bug)
+    res = cli(*args, "--corpus", str(root))
+    assert res.rc == 1 and "verdict: FAIL" in res.out, res.out + res.err

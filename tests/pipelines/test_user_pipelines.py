@@ -14,7 +14,9 @@ import pytest
 
 from tests.described.corpora import write
 from tests.described.llama_style import DEQUANT, DEQUANT_REFS, DEQUANT_TOML, QUANTIZE, QUANTIZE_TOML
-from workbench.pipelines import corpus_pipelines, load_pipeline, shipped_names
+from workbench.errors import UserError
+from workbench.pipelines import SHIPPED as SHIPPED_PIPELINES
+from workbench.pipelines import corpus_pipelines, load_pipeline, locate, shipped_names
 from workbench.pipelines.model import load
 from workbench.pipelines.plan import plan
 from workbench.pipelines.stepper import Stepper
@@ -133,3 +135,35 @@ def test_a_packed_output_steps_into_a_packed_input(session: Session, tmp_path: P
     x = s.initial["x"].astype(np.float64).reshape(12, 32)
     half_step = np.abs(x).max(axis=1, keepdims=True) / 254
     assert np.all(np.abs(s.contents("y").reshape(12, 32) - x) <= half_step * (1 + 1e-5))
+
+
+def test_a_corpus_pipeline_is_found_by_its_name(tmp_path: Path) -> None:
+    """By its `name` or its file's, before a shipped one; a name two files go by, or none, is
+    one line naming the pipelines there are."""
+    root = user_corpus(tmp_path / "mine")
+    chain = root / "pipelines/chain.toml"
+    assert locate("sqr_scale", root) == chain and locate("chain", root) == chain
+    assert locate(shipped_names()[0], root).parent == SHIPPED_PIPELINES
+    with pytest.raises(UserError) as unknown:
+        locate("nope", root)
+    assert str(unknown.value) == (
+        f"no pipeline named 'nope'; {root}'s pipelines: sqr_scale; shipped pipelines: "
+        f"{', '.join(shipped_names())} (or give a path to a .toml file)"
+    )
+    (root / "top.toml").write_text(chain.read_text(encoding="utf-8"), encoding="utf-8")
+    with pytest.raises(UserError) as twice:
+        locate("sqr_scale", root)
+    assert str(twice.value) == (
+        f"2 pipelines of {root} are named 'sqr_scale' (pipelines/chain.toml, top.toml); "
+        "give the file's path"
+    )
+    assert locate("top", root) == root / "top.toml"
+
+
+def test_the_command_line_steps_a_corpus_pipeline_by_name(tmp_path: Path, cli) -> None:
+    root = user_corpus(tmp_path / "mine")
+    rc, out, err = cli("step", "sqr_scale", "--corpus", str(root))
+    assert rc == 0 and "2  scale.wgsl:main" in out and "verdict: PASS" in out, out + err
+    rc, out, err = cli("step", "sqr_scal", "--corpus", str(root))
+    assert rc == 2 and "no pipeline named 'sqr_scal'" in err and "pipelines: sqr_scale;" in err
+    assert len(err.strip().splitlines()) == 1

@@ -307,3 +307,14 @@ def test_every_advice_is_worded_for_the_ui_without_flags() -> None:
     assert ui_message(WorkbenchError("no such kernel")) == "no such kernel"
     refused = LimitError("needs 9 GiB of 4 GiB", advice=Advice.OTHER_ADAPTER)
     assert ui_message(refused) == "needs 9 GiB of 4 GiB; press a to choose another adapter"
+
+
+def test_uniform_fields_take_numbers_as_the_command_line_does() -> None:
+    """A uniform field holds a float, or an integer in hex as a u32 bit pattern is written
+    (`--set params.value=0x01020304`); anything else is one problem naming the field."""
+    state = FormState(sets={"params.eps": "1e-5", "dims.w": "0x01020304", "params.k": "1_000"})
+    parsed = parse_form(state, None)
+    assert parsed.problems == ()
+    assert parsed.sets == {"params.eps": 1e-5, "dims.w": 0x01020304, "params.k": 1000}
+    bad = parse_form(FormState(sets={"params.eps": "0xZZ"}), None)
+    assert bad.problems == ("params.eps: '0xZZ' is not a number (hex: 0x...)",)

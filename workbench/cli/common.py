@@ -17,7 +17,7 @@ from workbench.errors import UserError
 from workbench.jsonable import jsonable
 from workbench.recipes import DEFAULT_SEED, RECIPES
 from workbench.session import DEFAULT_WARMUP_MS, DISPATCH_TIMEOUT_S, Case, Session
-from workbench.units import whole_number
+from workbench.units import parse_number, whole_number
 
 
 def add_timeout(p: argparse.ArgumentParser) -> None:
@@ -178,18 +178,6 @@ def tolerance_note(override: Override) -> None:
     note = override.note()
     if note:
         print(f"workbench: note: {note}", file=sys.stderr)
-
-
-def parse_number(text: str) -> float | int:
-    """A number as the command line takes it: decimal, float, or an integer in hex (0x...),
-    binary (0b...) or octal (0o...), as a bit pattern for a u32 field is naturally written."""
-    t = text.strip().replace("_", "")
-    if not t.isascii():
-        raise ValueError(text)  # float() would take other scripts' digits
-    body = t.lstrip("+-")
-    if body[:2].lower() in ("0x", "0b", "0o"):
-        return int(t, 0)
-    return float(t)
 
 
 def parse_pairs(items: list[str], what: str, number: type = int) -> dict[str, Any]:

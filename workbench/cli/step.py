@@ -1,5 +1,6 @@
-"""`workbench step PIPELINE|FILE`: step a pipeline headless and print each step, the agree checks
-and the first divergence; `workbench list --pipelines` lists the pipelines with their steps."""
+"""`workbench step PIPELINE|FILE`: step a pipeline (the corpus's or a shipped one, by name) headless
+and print each step, the agree checks and the first divergence; `workbench list --pipelines` lists
+the pipelines with their steps."""
 
 from __future__ import annotations
 
@@ -24,7 +25,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument(
         "pipeline",
         metavar="PIPELINE|FILE",
-        help=f"a shipped pipeline ({', '.join(shipped_names())}) or a pipeline .toml file",
+        help="a pipeline of the --corpus folder by name (workbench list --pipelines), a shipped "
+        f"pipeline ({', '.join(shipped_names())}) or a pipeline .toml file",
     )
     add_corpus_adapter(p)
     p.add_argument("--dim", action="append", default=[], metavar="NAME=V", help="set a dim")
@@ -57,7 +59,7 @@ def parse_size(text: str) -> int:
 
 
 def cmd_step(args: argparse.Namespace) -> int:
-    pipeline = load_pipeline(args.pipeline)
+    pipeline = load_pipeline(args.pipeline, Path(args.corpus) if args.corpus else None)
     cap = parse_size(args.cap)
     session = open_session(args)
     planned = plan(pipeline, session, parse_pairs(args.dim, "--dim"), args.branch)

@@ -45,21 +45,48 @@ def _has_steps(path: Path) -> bool:
         return False
 
 
-def locate(name_or_path: str) -> Path:
-    """A shipped pipeline by name, or a pipeline file by path."""
+def locate(name_or_path: str, corpus: Path | None = None) -> Path:
+    """A pipeline file by path, or by name: one of `corpus`'s pipeline files (`corpus_pipelines`)
+    whose `name` or file name is that, else the shipped pipeline of that name. A name that
+    several of the corpus's files go by, or none and no shipped pipeline, is refused with the
+    names there are."""
     path = Path(name_or_path).expanduser()
     if name_or_path.endswith(".toml") or "/" in name_or_path or path.is_file():
         if not path.is_file():
             raise UserError(f"pipeline file {path} does not exist")
         return path
+    mine = corpus_pipelines(corpus) if corpus is not None else []
+    named = [p for p in mine if name_or_path in _names(p)]
+    if len(named) > 1:
+        files = ", ".join(p.relative_to(corpus).as_posix() for p in named) if corpus else ""
+        raise UserError(
+            f"{len(named)} pipelines of {corpus} are named {name_or_path!r} ({files}); "
+            "give the file's path"
+        )
+    if named:
+        return named[0]
     shipped = SHIPPED / f"{name_or_path}.toml"
     if not shipped.is_file():
+        theirs = f"{corpus}'s pipelines: {', '.join(_names(p)[0] for p in mine)}; " if mine else ""
         raise UserError(
-            f"no pipeline named {name_or_path!r}; shipped pipelines: {', '.join(shipped_names())} "
-            "(or give a path to a .toml file)"
+            f"no pipeline named {name_or_path!r}; {theirs}shipped pipelines: "
+            f"{', '.join(shipped_names())} (or give a path to a .toml file)"
         )
     return shipped
 
 
-def load_pipeline(name_or_path: str) -> Pipeline:
-    return load(locate(name_or_path))
+def _names(path: Path) -> tuple[str, ...]:
+    """The names a corpus's pipeline file goes by: its `name` (when it gives one), its stem."""
+    try:
+        if path.stat().st_size <= MAX_BYTES:
+            with path.open("rb") as f:
+                name = tomllib.load(f).get("name")
+            if isinstance(name, str) and name != path.stem:
+                return (name, path.stem)
+    except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError):
+        pass  # an unreadable file goes by its stem; opening it says what is wrong
+    return (path.stem,)
+
+
+def load_pipeline(name_or_path: str, corpus: Path | None = None) -> Pipeline:
+    return load(locate(name_or_path, corpus))

@@ -16,12 +16,14 @@ registry reflects it from the shipped WGSL, so a spec and its shipped kernel can
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
 Dims = Mapping[str, int]
 Arrays = Mapping[str, np.ndarray]
+Uniforms = Callable[[Dims], dict[str, object]]
+Reference = Callable[[Dims, Arrays], dict[str, np.ndarray]]
 
 # The module-scope constant by which a kernel says how many elements of a per-element grid each
 # of its invocations takes. A spec's grid is the seed's, one element per invocation, so a kernel
@@ -127,10 +129,10 @@ class KernelSpec:
     dims: tuple[Dim, ...]
     buffers: Callable[[Dims], dict[str, Buffer]]
     inputs: Callable[[Dims, int], dict[str, np.ndarray]]
-    uniforms: Callable[[Dims], dict[str, object]]
+    uniforms: Uniforms
     grid: Callable[[Dims], tuple[int, int, int]]
     outputs: tuple[str, ...]
-    reference: Callable[[Dims, Arrays], dict[str, np.ndarray]]
+    reference: Reference
     tolerances: Mapping[str, Tol]
     cost: Callable[[Dims], Cost]
     zeroed: tuple[str, ...] = ()
@@ -166,6 +168,20 @@ class KernelSpec:
     # -> the float64 values they hold, which are what the reference gives and what is compared.
     decode_output: Callable[[Dims, str, np.ndarray], np.ndarray] | None = None
     packed_outputs: tuple[str, ...] = ()
+    # Uniform fields that hold values of their own rather than dims (a described kernel's `eps`),
+    # by path (`params.eps`, `dims.w`): a case may set them (`--set`, the UI form's fields) and
+    # the reference sees what was set (`with_values`, through `values_for`, which gives the
+    # uniforms and reference for those values over the spec's own).
+    settable: tuple[str, ...] = ()
+    values_for: Callable[[Mapping[str, float]], tuple[Uniforms, Reference]] | None = None
+
+    def with_values(self, values: Mapping[str, float]) -> KernelSpec:
+        """This spec with the `settable` uniform fields in `values` set, in the values the kernel
+        is given and in those its reference takes by name; the same spec without any."""
+        if self.values_for is None or not values:
+            return self
+        uniforms, reference = self.values_for(values)
+        return replace(self, uniforms=uniforms, reference=reference)
 
     def launch_grid(self, dims: Dims, consts: Mapping[str, float | int]) -> tuple[int, int, int]:
         """The grid for a kernel whose module-scope constants are `consts`: `grid(dims)`, with x

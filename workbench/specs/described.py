@@ -6,7 +6,9 @@ and the tables `uniforms`, `buffers`, `reference` (a float64 function in the cor
 `refs.py`) and `gradient` (the forward it differentiates). Sizes are expressions of the dims
 (`workbench.specs.expr`). Everything is validated when the file is loaded, with the kernel's
 reflected bindings and the default dims: a mistake is one `DescriptionError` line naming the file,
-the kernel and the key. Loading imports the corpus's `refs.py` (as pytest imports conftest.py).
+the kernel and the key. A uniform field written as a value (`eps = 1e-5`) rather than an expression
+of the dims is one a run may set (`KernelSpec.settable`, `with_values`): the kernel and the
+reference both take the value set. Loading imports the corpus's `refs.py` (as pytest imports conftest.py).
 
 A description wins over a shipped spec of the same name; its gradient link may name a described or
 a shipped forward, and a forward that cannot be used leaves the gradient check a reason to skip.
@@ -25,10 +27,21 @@ from typing import Any
 import numpy as np
 
 from workbench.errors import UserError
-from workbench.gpu.uniforms import pack_uniform
+from workbench.gpu.uniforms import pack_uniform, set_field
 from workbench.recipes import make_input
 from workbench.specs import std
-from workbench.specs.base import Arrays, Buffer, Cost, Dim, Dims, GradLink, KernelSpec, Tol
+from workbench.specs.base import (
+    Arrays,
+    Buffer,
+    Cost,
+    Dim,
+    Dims,
+    GradLink,
+    KernelSpec,
+    Reference,
+    Tol,
+    Uniforms,
+)
 from workbench.specs.expr import Expr, ExprError, parse
 from workbench.specs.refargs import Arg, Binder, evaluate, flatten, parse_arg, uniform_paths
 from workbench.specs.refworker import RefWorker, worker_for
@@ -60,6 +73,8 @@ COST_KEYS = ("bytes", "flops")
 REFERENCE_KEYS = ("function", "rtol", "atol")
 GRADIENT_KEYS = ("forward", "upstream", "wrt")
 _FUNCTION_NAMES = frozenset({"ceil", "min", "max"})
+_LANES = "xyzw"
+EnvOf = Callable[[Dims], dict[str, float | int]]
 
 
 class DescriptionError(UserError):
@@ -184,17 +199,33 @@ def _describe(
     outputs = tuple(n for n, b in buffers.items() if b.role in ("out", "inout"))
     zeroed = tuple(n for n, b in buffers.items() if b.role in ("out", "scratch"))
     uniform_types = {n: b.type for n, b in ep_uniforms(ep.bindings).items()}
-
-    def env_of(d: Dims) -> dict[str, float | int]:
-        values = uniform_values(d)
-        out: dict[str, float | int] = {}
-        for n, t in uniform_types.items():
-            out.update(flatten(n, t, values[n]))
-        return out
-
-    reference, tolerances, has_ref = _reference(
-        table.get("reference"), buffers, outputs, known, uniform_types, env_of, refs, where
+    refer, tolerances, has_ref = _reference(
+        table.get("reference"), buffers, outputs, known, uniform_types, refs, where
     )
+
+    def valued(trees: dict[str, Any]) -> tuple[Uniforms, Reference]:
+        """The uniforms' values and the reference (which takes them by name) for `trees`."""
+
+        def uniform_values(d: Dims) -> dict[str, object]:
+            return {n: _uniform_value(v, d, where, f"uniforms.{n}") for n, v in trees.items()}
+
+        def env_of(d: Dims) -> dict[str, float | int]:
+            values = uniform_values(d)
+            out: dict[str, float | int] = {}
+            for n, t in uniform_types.items():
+                out.update(flatten(n, t, values[n]))
+            return out
+
+        return uniform_values, lambda d, a: refer(d, a, env_of)
+
+    def values_for(values: Mapping[str, float]) -> tuple[Uniforms, Reference]:
+        trees = dict(uniforms)
+        for path, value in values.items():
+            head, *rest = path.split(".")
+            trees[head] = set_field(uniform_types[head], trees[head], rest, value, head)
+        return valued(trees)
+
+    uniform_values, reference = valued(uniforms)
     cost_exprs = _cost(table.get("cost"), known, where)
     index = {b.name: i for i, b in enumerate(ep.bindings)}
 
@@ -216,9 +247,6 @@ def _describe(
     def grid_of(d: Dims) -> tuple[int, int, int]:
         x, y, z = (_integer(e, d, where, f"grid[{i}]") for i, e in enumerate(grid))
         return (x, y, z)
-
-    def uniform_values(d: Dims) -> dict[str, object]:
-        return {n: _uniform_value(v, d, where, f"uniforms.{n}") for n, v in uniforms.items()}
 
     def decode_output(d: Dims, name: str, words: np.ndarray) -> np.ndarray:
         b = buffers[name]
@@ -250,6 +278,10 @@ def _describe(
         overrides=overrides,
         decode_output=decode_output,
         packed_outputs=tuple(n for n in outputs if buffers[n].packed is not None),
+        settable=tuple(
+            p for n, t in uniform_types.items() for p in _valued_paths(n, t, uniforms[n])
+        ),
+        values_for=values_for,
     )
     # Every expression is evaluated once at the defaults, so a non-integer shows up now.
     host_buffers(defaults)
@@ -408,6 +440,23 @@ def _uniform_tree(t: WType, value: Any, known: frozenset[str], where: _Where, ke
             for m in t.members
         }
     raise where.error(key, f"a uniform of type {t.text} cannot be described")
+
+
+def _valued_paths(path: str, t: WType, tree: Any) -> list[str]:
+    """The paths of the scalars (struct fields, vector lanes) a uniform's tree gives a value of
+    its own rather than an expression of the dims: the fields a case may set."""
+    if t.kind in ("scalar", "atomic"):
+        return [path] if not isinstance(tree, Expr) or not tree.names else []
+    if t.kind == "vector" and isinstance(tree, list):
+        lane = WType("scalar", t.scalar or "f32", t.scalar)
+        return [
+            p for i, v in enumerate(tree) for p in _valued_paths(f"{path}.{_LANES[i]}", lane, v)
+        ]
+    if t.kind == "struct" and isinstance(tree, dict):
+        return [
+            p for m in t.members for p in _valued_paths(f"{path}.{m.name}", m.type, tree[m.name])
+        ]
+    return []
 
 
 def _uniform_value(tree: Any, dims: Dims, where: _Where, key: str) -> Any:
@@ -706,12 +755,14 @@ def _reference(
     outputs: tuple[str, ...],
     known: frozenset[str],
     uniform_types: dict[str, WType],
-    env_of: Callable[[Dims], dict[str, float | int]],
     refs: _RefsModule,
     where: _Where,
-) -> tuple[Callable[[Dims, Arrays], dict[str, np.ndarray]], dict[str, Tol], bool]:
+) -> tuple[Callable[[Dims, Arrays, EnvOf], dict[str, np.ndarray]], dict[str, Tol], bool]:
+    """The reference, which takes the uniforms' values by path from `env_of(dims)` (so a spec
+    with other values for them is the same reference given another `env_of`), its tolerances,
+    and whether there is one."""
     if table is None:
-        return (lambda _d, _a: {}), {}, False
+        return (lambda _d, _a, _e: {}), {}, False
     if isinstance(table, str):
         table = {"function": table}
     if not isinstance(table, dict):
@@ -749,7 +800,7 @@ def _reference(
         call = _refs_call(refs.function(text, where), mapping, binder, refs, where)
     label = call.label
 
-    def reference(dims: Dims, arrays: Arrays) -> dict[str, np.ndarray]:
+    def reference(dims: Dims, arrays: Arrays, env_of: EnvOf) -> dict[str, np.ndarray]:
         shaped = {
             n: _decoded(b, b.packed, arrays[n], dims, where)
             if (b := buffers[n]).packed is not None

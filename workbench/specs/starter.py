@@ -5,8 +5,9 @@ can tell about its meaning rather than freezing one case's values.
 named after it (`ne`, `offset_src`, `params_x`), so the uniforms are the dims by name; the size-like
 one (n, ne, size, len, count, numel, the first otherwise) sizes every runtime array and the grid
 (`ceil(ne / 64)` for a workgroup of 64); offsets default to 0, other dims to 1; float fields keep a
-value of their own. Each storage buffer gets a role: `in` when the kernel never stores to it
-(`read_write` or not), `out` when it does. The reference is the library's (`std:NAME`) when the
+value of their own, which a comment names as the fields a run may set (`--set`, the UI's form).
+Each storage buffer gets a role: `in` when the kernel never stores to it (`read_write` or not),
+`out` when it does. The reference is the library's (`std:NAME`) when the
 kernel's name names one, its arrays mapped to the inputs in order; otherwise a `refs.py` stub to
 write. Saved unchanged, it loads and runs; the comments say what to check.
 
@@ -128,6 +129,14 @@ def starter_table(
         table.add("overrides", inline(values))
     if uniforms:
         sub = tomlkit.table()
+        valued = [p for b in uniforms for p in _valued(b.type, b.name, trees[b.name])]
+        if valued:
+            sub.add(
+                tomlkit.comment(
+                    f"{', '.join(valued)}: values, not dims: --set {valued[0]}=V or the UI "
+                    "form sets one for a run (the reference sees it)"
+                )
+            )
         for b in uniforms:
             sub.add(b.name, inline(trees[b.name]).comment(b.type.text))
         table.add("uniforms", sub)
@@ -242,6 +251,19 @@ class _Dims:
 
     def table(self) -> dict[str, Any]:
         return {n: v if v >= 1 else {"default": v, "lo": 0} for n, v in self.defaults.items()}
+
+
+def _valued(t: WType, path: str, tree: Any) -> list[str]:
+    """The paths (`params.eps`, `dims.w`) of the scalar fields and lanes `tree` gives a value
+    rather than a dim's name: those a run may set (`KernelSpec.settable` once loaded)."""
+    if t.kind in ("scalar", "atomic"):
+        return [] if isinstance(tree, str) else [path]
+    if t.kind == "vector" and isinstance(tree, list):
+        lane = WType("scalar", t.scalar or "f32", t.scalar)
+        return [p for i, v in enumerate(tree) for p in _valued(lane, f"{path}.{_LANES[i]}", v)]
+    if t.kind == "struct" and isinstance(tree, Mapping):
+        return [p for m in t.members for p in _valued(m.type, f"{path}.{m.name}", tree[m.name])]
+    return []
 
 
 def _buffer_fields(b: Binding, index: int, size: str, role: str) -> dict[str, Any]:

@@ -3,7 +3,8 @@
 `parse_form` never raises: a bad value becomes a one-line problem naming the field and what it
 accepts, shown inline beside the form. An ad-hoc kernel's form also holds its uniform fields
 (`sets`, by path such as `dims.x`), the workgroup counts (`grid`, blank: planned) and the values of
-its `override` constants; blank fields keep what planning gives.
+its `override` constants; a described kernel's, the uniform fields its description gives values
+of their own (`form_paths`); blank fields keep what planning gives.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from dataclasses import dataclass, field, replace
 
 from workbench.recipes import DEFAULT_SEED
 from workbench.specs.base import Dim, KernelSpec
-from workbench.units import whole_number
+from workbench.units import parse_number, whole_number
 from workbench.wgsl.reflect import Binding
 from workbench.wgsl.types import WType
 
@@ -170,11 +171,11 @@ def _numbers(fields: dict[str, str], problems: list[str]) -> dict[str, float]:
         if not text.strip():
             continue
         try:
-            value = float(text.strip().replace("_", ""))
+            value = parse_number(text)
         except ValueError:
-            problems.append(f"{name}: {text!r} is not a number")
+            problems.append(f"{name}: {text!r} is not a number (hex: 0x...)")
             continue
-        out[name] = int(value) if value.is_integer() else value
+        out[name] = int(value) if float(value).is_integer() else value
     return out
 
 
@@ -186,6 +187,16 @@ def uniform_paths(bindings: tuple[Binding, ...]) -> list[str]:
         if b.space == "uniform":
             out += _paths(b.type, b.name)
     return out
+
+
+def form_paths(spec: KernelSpec | None, bindings: tuple[Binding, ...]) -> tuple[str, ...]:
+    """The uniform fields the form shows for a kernel: every one of an ad-hoc kernel's; of a
+    spec's, those it gives a value of its own (`KernelSpec.settable`: a described kernel's
+    `eps`), whose typed value its reference sees too. (Fields fed by dims are the dims' fields.)"""
+    paths = uniform_paths(bindings)
+    if spec is None:
+        return tuple(paths)
+    return tuple(p for p in paths if p in spec.settable)
 
 
 def _paths(t: WType, path: str) -> list[str]:

@@ -14,7 +14,7 @@ from workbench.messages import JobFailed
 from workbench.screens.main.base import MainBase, roles
 from workbench.session import Case, Run, Session, Status, StatusKind
 from workbench.specs.base import KernelSpec
-from workbench.viewmodel.form import FormState, default_form, dims_of, uniform_paths
+from workbench.viewmodel.form import FormState, default_form, dims_of, form_paths
 from workbench.viewmodel.jobs import StatusJob, Ticket
 from workbench.viewmodel.kernel_state import KernelState, needs_text
 from workbench.viewmodel.keys import key
@@ -126,7 +126,7 @@ class KernelSelection(MainBase):
         await self.form.set_kernel(
             spec,
             st.form,
-            tuple(uniform_paths(kernel.entry_point.bindings)) if kernel.entry_point else (),
+            form_paths(spec, kernel.entry_point.bindings) if kernel.entry_point else (),
             tuple(kernel.module.overrides) if kernel.module else (),
             roles=roles(known) if known else None,
             kernel=key_,

@@ -1,7 +1,8 @@
 """The case form: dims, seed, special values and one input recipe per binding, plus the figures
 derived from them (n, grid, workgroups, bytes) and every problem with them shown inline. An
-ad-hoc kernel also gets a field per uniform field, one for the grid, and one per `override`
-constant (a blank field shows the planned value and keeps it).
+ad-hoc kernel also gets a field per uniform field (a described one, per field its description gives
+a value of its own), one for the grid, and one per `override` constant (a blank field shows the
+planned value and keeps it).
 
 The form holds a `FormState` (text as typed) and posts `CaseForm.Changed` on every edit; parsing
 and planning happen in the view model and the screen, never here.
@@ -102,8 +103,8 @@ class CaseForm(Vertical):
         roles: list[tuple[str, str]] | None = None,
         kernel: str = "",
     ) -> None:
-        """Show the fields for `spec` (None: ad hoc, with fields for `uniform_paths` and the
-        grid) and the kernel's `overrides`, filled from `state`; the recipe fields come with
+        """Show the fields for `spec` (None: ad hoc, with a field for the grid), its
+        `uniform_paths` (`viewmodel.form.form_paths`) and the kernel's `overrides`, filled from `state`; the recipe fields come with
         `roles` when a case was planned before, else with `set_roles`.
 
         The same `kernel` with the same fields is updated in place, never rebuilt: a reload or an
@@ -112,7 +113,7 @@ class CaseForm(Vertical):
             kernel,
             spec is None,
             dims_of(spec),
-            uniform_paths if spec is None else (),
+            uniform_paths,
             overrides,
         )
         roles = roles or []
@@ -126,7 +127,7 @@ class CaseForm(Vertical):
                 toggle.value = state.special
             return
         self._layout = layout
-        self._uniform_paths = uniform_paths if spec is None else ()
+        self._uniform_paths = uniform_paths
         self._overrides = overrides
         self._roles = roles
         self.ready = False
