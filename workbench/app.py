@@ -41,6 +41,7 @@ from workbench.messages import (
     CorpusLoaded,
     JobFailed,
     OpenBench,
+    OpenCheck,
     OpenCheckAll,
     OpenDebug,
     OpenFailed,
@@ -49,6 +50,7 @@ from workbench.messages import (
     SessionOpened,
 )
 from workbench.screens.bench import BenchScreen
+from workbench.screens.check import CheckScreen
 from workbench.screens.check_all import CheckAllScreen
 from workbench.screens.debug import DebugScreen
 from workbench.screens.fixtures import FixturesScreen
@@ -355,6 +357,10 @@ class WorkbenchApp(RunsJobs, KeysInOrder):
     @on(OpenDebug)
     def _open_debug(self, message: OpenDebug) -> None:
         self.push_screen(DebugScreen(message.session, message.case, message.pick))
+
+    @on(OpenCheck)
+    def _open_check(self, message: OpenCheck) -> None:
+        self.push_screen(CheckScreen(message.session, message.name, message.make_case))
 
     @on(OpenCheckAll)
     def _open_check_all(self, message: OpenCheckAll) -> None:

@@ -23,7 +23,15 @@ if TYPE_CHECKING:
 def bindings(scope: str) -> list[BindingType]:
     """The Textual bindings of one scope ("main", "steps", "fixtures": a screen; "app": the app)."""
     return [
-        Binding(k.keys, k.action, k.label, show=k.show, id=k.id, tooltip=k.help)
+        Binding(
+            k.keys,
+            k.action,
+            k.label,
+            show=k.show,
+            key_display=k.display,
+            id=k.id,
+            tooltip=k.help,
+        )
         for k in bound(scope)
     ]
 

@@ -102,3 +102,8 @@ class CheckFailed(WorkbenchError):
     """A correctness check did not pass."""
 
     exit_code = 1
+
+
+class Cancelled(Exception):
+    """Work stopped because its caller's `cancelled()` said so, at the next point it could (between
+    two submissions to the GPU, or before the reference). Not a `WorkbenchError`: nothing failed."""

@@ -6,7 +6,8 @@ when the source did not compile). Each job runs in a worker thread of the node t
 under the app's one `JobRunner` (the GPU lock, the numbering); its progress, result or failure
 comes back as a message to that node, which calls the callbacks on the UI thread. `cancel` sets
 the job's cancel switch: it stops at its next submission to the GPU, and its outcome is dropped
-(`drop=True`, the screen has said "cancelled" already) or still delivered (partial results).
+(`drop=True`, the screen has said "cancelled" already; `freed` then hears when the worker has
+stopped) or still delivered (partial results).
 
 An exception nobody caught (a bug below the UI, user code that raises) is a failure with its
 type and message, never the end of the app. A worker the node starts itself is started with
@@ -24,10 +25,10 @@ from typing import Any, Protocol, TypeVar, cast
 from textual.message import Message
 from textual.worker import Worker, WorkerState, get_current_worker
 
-from workbench.errors import CompileError, WorkbenchError
+from workbench.errors import Cancelled, CompileError, WorkbenchError
 from workbench.messages import JobCancelled, JobDone, JobFailed, JobProgress
 from workbench.viewmodel.advice import ui_message
-from workbench.viewmodel.jobs import Cancelled, Job, JobRunner, Ticket
+from workbench.viewmodel.jobs import Job, JobRunner, Ticket
 
 R = TypeVar("R")
 
@@ -94,11 +95,20 @@ class RunsJobs(SafeWorkers):
         )
         return ticket
 
-    def cancel(self, ticket: Ticket, drop: bool = False) -> None:
-        """Stop the job at its next GPU submission; `drop`: forget its outcome."""
+    def cancel(
+        self, ticket: Ticket, drop: bool = False, freed: Callable[[], object] | None = None
+    ) -> None:
+        """Stop the job at its next GPU submission; `drop`: forget its outcome, and call `freed`
+        (if given) once the worker has stopped, whatever its outcome: the adapter is free again."""
         ticket.stop.set()
         if drop:
-            self._waiting().pop(ticket.number, None)
+            waiting = self._waiting()
+            if freed is None or ticket.number not in waiting:
+                waiting.pop(ticket.number, None)
+                return
+            waiting[ticket.number] = _Callbacks(
+                lambda _result: freed(), lambda _failure: freed(), None, freed
+            )
 
     def _execute(self, runner: JobRunner, job: Job[Any], ticket: Ticket) -> None:
         worker = get_current_worker()  # cancelled when the node or the app goes away

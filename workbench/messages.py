@@ -171,6 +171,15 @@ class OpenDebug(Message):
 
 
 @dataclass
+class OpenCheck(Message):
+    """Every check of one kernel (`name`) on the case `make_case` builds."""
+
+    session: Session
+    name: str
+    make_case: Callable[[], Case]
+
+
+@dataclass
 class OpenCheckAll(Message):
     """Check every kernel with a spec: (name, a function building its case) each."""
 

@@ -28,7 +28,7 @@ from workbench.closeness import (
     tolerance_for,
     validate_tolerance,
 )
-from workbench.errors import CompileError, LimitError, UserError, WorkbenchError
+from workbench.errors import Cancelled, CompileError, LimitError, UserError, WorkbenchError
 from workbench.gpu.adapters import AdapterInfo, choose_adapter, list_adapters
 from workbench.gpu.canaries import Canaries, canaries
 from workbench.gpu.device import (
@@ -593,6 +593,12 @@ class Session:
         gives them as an `Override` instead (forced, or from a fixture). With `evidence`, an output
         left as uploaded is dispatched once more pre-filled with the sentinel, to tell "never
         written" from "wrote what was there" (`Run.unwritten`); written outputs cost nothing.
+
+        `cancelled` is asked at every point the run can stop: before the dispatch, after it (before
+        the evidence dispatch) and before the reference, where a True answer raises `Cancelled`;
+        with `reps`, it ends the timing instead (between timed submissions), and the run comes
+        back with the samples it has. A single dispatch is one submission: it cannot be cut short
+        without changing the module the user wrote.
         """
         override = tolerance if tolerance is not None else Override.checked(rtol, atol)
         if isinstance(case, str):
@@ -601,8 +607,10 @@ class Session:
         say = progress or (lambda _msg, _frac: None)
         k = case.kernel
         plans, grid = self._buffer_plans(case)
+        stop = None if reps else cancelled  # a timed run's cancel ends its timing only
         say("compiling", 0.05)
         program = self._compile(k, case.overrides)
+        _stop_if(stop)
         say("dispatching", 0.15)
         result = self.gpu.dispatch(
             program,
@@ -619,9 +627,11 @@ class Session:
                 raw = result.outputs.get(p.binding.name, b"")
                 # `raw` is a private writable copy: the array can own it without copying again.
                 outputs[p.name] = np.frombuffer(raw, dtype=p.dtype).reshape(p.shape)
-        never = self._unwritten(case, outputs, program, plans, grid) if evidence else ()
+        _stop_if(stop)
+        never = self._unwritten(case, outputs, program, plans, grid, say) if evidence else ()
         ref, comparisons = None, {}
         if reference and case.spec is not None and case.spec.has_reference:
+            _stop_if(stop)
             say("reference", 0.92)
             ref = case.spec.reference(case.dims, {k_: v.copy() for k_, v in case.inputs.items()})
             for name in case.spec.outputs:
@@ -652,6 +662,7 @@ class Session:
         program: Any,
         plans: Sequence[BufferPlan],
         grid: tuple[int, int, int],
+        say: Callable[[str, float], None],
     ) -> tuple[str, ...]:
         """The outputs the kernel wrote no element of (an in-out buffer: changed none). Only
         outputs left exactly as uploaded need the second, sentinel-filled dispatch."""
@@ -666,6 +677,7 @@ class Session:
         asked = [p for p in still if p.role == "output" and case.inputs.get(p.name) is None]
         never = [p.name for p in still if p.role == "inout"]
         if asked:
+            say("evidence: dispatching again into sentinel-filled outputs", 0.8)
             fill = {p.binding.name: sentinel_fill(p.shape, p.dtype) for p in asked}
             marked = self.gpu.dispatch(
                 program,
@@ -721,6 +733,12 @@ class Session:
         folded = self.gpu.check_limits(sized, ep.workgroup_size, grid, kernel.name, entry=ep)
         program = self._compile(kernel)
         return self.gpu.dispatch_on(program, uniform_plans, dict(storage), folded)
+
+
+def _stop_if(cancelled: Callable[[], bool] | None) -> None:
+    """Raise `Cancelled` when the caller has cancelled: a point where the work can stop."""
+    if cancelled is not None and cancelled():
+        raise Cancelled
 
 
 def _check_tolerances(spec: KernelSpec) -> None:

@@ -101,9 +101,9 @@ async def test_loop_dims_recipe_run_and_every_tab() -> None:
         metrics = app.main.query_one("#diff-metrics", DataTable)
         assert metrics.row_count == 2
         assert "09_backward_ffn.wgsl" in _text(app, "#src-head")
-        await pilot.press("5", "m")
+        await pilot.press("5", "s")
         assert "assembled module" in _text(app, "#src-head")
-        await pilot.press("m")
+        await pilot.press("s")
         assert "assembled module" not in _text(app, "#src-head").split("(")[0]
         bindings = app.main.query_one("#bind-table", DataTable)
         assert bindings.row_count == 6

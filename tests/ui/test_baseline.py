@@ -15,6 +15,7 @@ from workbench.viewmodel.baseline import (
     output_diff,
     timing_diff,
 )
+from workbench.widgets.baseline_bar import baseline_text
 
 KEY = "09_backward_ffn.wgsl:ffn_swiglu_backward"
 
@@ -118,6 +119,26 @@ def test_diff_against_the_pinned_run_names_what_else_differs(session: Session, r
     assert diff.notes == () and history.diff(KEY, again.run) is diff
     other = session.run("ffn_swiglu_backward", dims={"seq": 2, "d_ff": 64}, seed=1)
     assert history.diff(KEY, other).notes == ("case differs: pinned seq=4 d_ff=64 seed 0",)
+
+
+def test_a_run_on_another_adapter_says_so_first_and_is_no_speedup(run: Run) -> None:
+    history = RunHistory()
+    history.pin(KEY, history.add(KEY, replace(run, timing=_timing(1.0))))
+    elsewhere = replace(run.adapter, backend="OpenGL")
+    assert elsewhere.label != run.adapter.label
+    faster = replace(run, adapter=elsewhere, timing=_timing(0.5))
+    diff = history.diff(KEY, history.add(KEY, faster).run)
+    assert diff is not None and diff.across == run.adapter.label
+    # Outputs are still compared; the times are not a ratio, let alone "faster".
+    assert all(d.identical for d in diff.outputs)
+    assert diff.timing.ratio is None and diff.timing.beyond_noise is None
+    assert "different adapters" in diff.timing.text() and "faster" not in diff.timing.text()
+    # The bar's first line, never cut at its right edge, says so.
+    lines = baseline_text(diff, snapshot=False).plain.split("\n")
+    assert lines[0] == f"pinned on another adapter: {run.adapter.label}"
+    assert "×" not in lines[-1]
+    same = history.diff(KEY, history.add(KEY, replace(run, timing=_timing(0.5))).run)
+    assert same is not None and same.across == "" and same.timing.ratio is not None
 
 
 def test_a_diff_asked_for_without_waiting_is_pending_until_remembered(run: Run) -> None:

@@ -47,6 +47,10 @@ async def test_a_bench_shows_its_rates_on_the_roofline() -> None:
         chart = str(app.main.query_one("#time-roofline", RooflineChart).render())
         assert "GB/s × FLOP/B" in chart and "1 gelu_inplace" in chart
         assert "earlier runs" in chart  # the first bench, fainter
+        # The bench screen opened after it draws the roofline measured, never "no roofline yet".
+        await press_settled(pilot, "B")
+        chart = str(app.screen.query_one(RooflineChart).render())
+        assert "GB/s × FLOP/B" in chart and "no roofline" not in chart
 
 
 @run_async
@@ -58,7 +62,11 @@ async def test_sweep_lists_a_failing_variant_as_failing_never_best(tmp_path: Pat
         await press_settled(pilot, "B")
         assert isinstance(app.screen, BenchScreen)
         assert app.screen.query_one("#bench-sweep", Input).value == "part=1"  # its default
-        await _start(pilot, "sweep", sweep="part=2,1", ms="20")
+        # Enter in the sweep field starts the sweep (no Tab to the button).
+        app.screen.query_one("#bench-ms", Input).value = "20"
+        app.screen.query_one("#bench-sweep", Input).value = "part=2,1"
+        app.screen.query_one("#bench-sweep", Input).focus()
+        await press_settled(pilot, "enter")
         table = app.screen.query_one("#bench-table", DataTable)
         rows = [[str(c) for c in table.get_row_at(i)] for i in range(table.row_count)]
         assert rows[0][:3] == ["★", "part=1", "PASS"], rows

@@ -94,16 +94,16 @@ async def test_the_debug_key_traces_an_invocation_and_steps_it_without_the_gpu(d
         await press_settled(pilot, "n", "n", "n", "n")  # into scale: its parameters
         assert "in scale" in _text(screen, "#debug-head")
         assert "scale  debugme.wgsl:4" in _text(screen, "#debug-stack")
-        await press_settled(pilot, "u")  # out: back in the caller at acc +=
+        await press_settled(pilot, "A")  # out: back in the caller at acc +=
         assert view.step is not None and (view.step.name, view.step.line) == ("acc", 14)
         assert "* acc" in _text(screen, "#debug-locals")
-        await press_settled(pilot, "l", "l")  # the loop's next iteration, then its end
+        await press_settled(pilot, "L", "L")  # the loop's next iteration, then its end
         assert view.step is not None and view.step.name == "end"
-        await press_settled(pilot, "k", *"isinf(y[i])", "enter", "z", "c")
+        await press_settled(pilot, "W", *"isinf(y[i])", "enter", "z", "G")
         assert view.at == len(view.steps) - 1 and "isinf(y[i]) holds" in _text(screen, "#debug-say")
-        await press_settled(pilot, "v", *"acc / gap", "enter")
+        await press_settled(pilot, "X", *"acc / gap", "enter")
         assert "acc / gap = inf" in _text(screen, "#debug-watch")
-        await press_settled(pilot, "b", "left", "home", "end")
+        await press_settled(pilot, "u", "left", "home", "end")
         assert view.at == len(view.steps) - 1
         assert app.jobs.ticket().number == jobs + 1  # stepping ran no job (the +1: this ticket)
         await press_settled(pilot, "escape")
@@ -178,7 +178,7 @@ async def test_workgroup_memory_is_shown_after_the_barrier(tmp_path: Path):
     app = _app(tmp_path)
     async with app.run_test(size=SIZE) as pilot:
         await open_at(pilot, "reverse.wgsl:reverse_tiles", n="256")
-        await press_settled(pilot, "i", "i", *"70", "enter", "e")  # workgroup 1, at the end
+        await press_settled(pilot, "i", "i", *"70", "enter", "l")  # workgroup 1, at the end
         screen = app.screen
         assert isinstance(screen, DebugScreen) and screen.view is not None
         (seen,) = screen.view.workgroup_memory()
@@ -208,7 +208,7 @@ def _at(invocation: str, *keys: str) -> Callable[[Pilot], Awaitable[None]]:
 def test_debug_screen_mid_trace(snap_compare, debug_corpus) -> None:
     """Invocation 36 inside the second call of scale: the current line lit, scale's locals with
     s just set, the call stack two deep, a breakpoint on line 13, the last loads."""
-    keys = ("down", "down", "space", "c", "c", "n", "n", "n", "n")
+    keys = ("down", "down", "f9", "G", "G", "n", "n", "n", "n")
     assert snap_compare(_app(debug_corpus), terminal_size=SIZE, run_before=_at("36", *keys))
 
 
@@ -217,5 +217,5 @@ def test_debug_screen_at_the_nonfinite_value(snap_compare, debug_corpus) -> None
 
 
 def test_debug_screen_at_80x24(snap_compare, debug_corpus) -> None:
-    keys = ("v", *"acc * 2.0", "enter", "n", "n", "n", "n", "n", "n", "n", "n")
+    keys = ("X", *"acc * 2.0", "enter", "n", "n", "n", "n", "n", "n", "n", "n")
     assert snap_compare(_app(debug_corpus), terminal_size=SMALL, run_before=_at("36", *keys))

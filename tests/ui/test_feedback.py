@@ -72,7 +72,10 @@ async def test_escape_says_cancelled_at_once() -> None:
             )
             # Said while the cancelled work still waits for the GPU: the screen is free again.
             assert app.main.busy is None and "cancelling" not in verdict(app)
+            assert not any("free again" in n for n in app.notices)  # the worker still waits
         await settle(pilot)
+        # Once the worker has stopped, the screen says the adapter is free again.
+        assert any("the adapter is free again" in n for n in app.notices)
         # The cancelled run's late outcome changes nothing.
         assert app.main.current_run() is None and "CANCELLED" in verdict(app)
         await press_settled(pilot, "r")

@@ -134,11 +134,11 @@ async def test_the_workgroup_key_steps_forward_and_back_and_ends_as_one_dispatch
         await press_settled(pilot, "n")
         head = str(screen.query_one("#wg-head", Static).render())
         assert "1 of 4 workgroups run" in head and "workgroup 0 (0,0,0)" in head
-        await press_settled(pilot, "b")  # the steppers' one scheme: n/→ b/← z/home e/end
+        await press_settled(pilot, "u")  # the steppers' one scheme: n/→ u/← z/home l/end
         assert "0 of 4 workgroups run" in str(screen.query_one("#wg-head", Static).render())
         await press_settled(pilot, "N")
         assert "4 of 4 workgroups run" in str(screen.query_one("#wg-head", Static).render())
-        await press_settled(pilot, "b", "end")
+        await press_settled(pilot, "u", "end")
         state = screen.stepper.current
         x = screen.stepper.case.inputs["x"].astype(np.float64)
         assert np.array_equal(state.buffers["y"], (x.reshape(-1, 64)[:, ::-1] * 2).reshape(-1))

@@ -4,13 +4,14 @@ and every job holding the one GPU lock while it works."""
 
 from __future__ import annotations
 
+import asyncio
 import threading
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from textual.app import App
 
-from workbench.errors import UserError
+from workbench.errors import Cancelled, UserError
 from workbench.jobs import RunsJobs
 from workbench.messages import JobFailed
 from workbench.viewmodel.jobs import Context, Job, JobRunner, Work
@@ -83,6 +84,47 @@ async def test_cancelled_while_waiting_for_the_gpu() -> None:
         await app.workers.wait_for_complete()
         await pilot.pause()
         assert app.seen == [("stop",)]  # neither reached the GPU; the dropped one says nothing
+
+
+@dataclass(frozen=True)
+class Submissions(Job[int]):
+    """`n` submissions, each held until the test lets it end (a dispatch under way), asking for
+    cancellation between them as the engine does; the result is how many were done."""
+
+    work: ClassVar[Work] = TOY
+    n: int
+    started: threading.Event
+    release: threading.Event
+    done: list[int]
+
+    def execute(self, ctx: Context) -> int:
+        with ctx.gpu():
+            for i in range(self.n):
+                if ctx.cancelled():
+                    raise Cancelled
+                self.started.set()
+                self.release.wait(60)
+                self.done.append(i)
+        return len(self.done)
+
+
+@run_async
+async def test_a_cancelled_job_stops_at_its_next_submission_and_says_when_the_gpu_is_free() -> None:
+    app = Host()
+    async with app.run_test() as pilot:
+        started, release, done = threading.Event(), threading.Event(), []
+        job = Submissions(50, started, release, done)
+        ticket = app.submit(job, app.record("done"), app.record("x"))
+        # The first submission is under way.
+        assert await asyncio.get_running_loop().run_in_executor(None, started.wait, 60)
+        app.cancel(ticket, drop=True, freed=app.record("free"))
+        await pilot.pause()
+        assert app.seen == []  # the submission under way holds the adapter still
+        release.set()
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert app.seen == [("free",)] and done == [0]  # 1 of 50 submissions, then it stopped
+        assert not app.jobs.gpu_lock.locked()
 
 
 def test_numbers_are_unique_across_threads() -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
+from collections import defaultdict
 
 import pytest
 from textual.binding import Binding
@@ -16,9 +17,12 @@ from workbench.viewmodel.keys import (
     BACK,
     BY_ID,
     FIRST,
+    KEYS,
     LAST,
     NEXT,
+    STEP_KEYS,
     WARMUP_S,
+    Key,
     help_table,
     key,
     rebind,
@@ -64,8 +68,52 @@ def test_the_steppers_share_one_scheme(scope: str, ids: tuple[str, ...]) -> None
     for binding_id, shared in zip(ids, (NEXT, BACK, FIRST, LAST), strict=True):
         assert shared in BY_ID[binding_id].keys.split(","), binding_id
         assert BY_ID[binding_id].scope == scope
+    assert [BY_ID[i].keys for i in ids] == [STEP_KEYS[k] for k in ("next", "back", "first", "last")]
     letters = [BY_ID[i].keys.split(",")[0] for i in ids]
-    assert letters == ["n", "b", "z", "e"]
+    assert letters == ["n", "u", "z", "l"]
+
+
+# Scopes whose keys must mean one thing each: the screens and the app (whose keys work on every
+# screen). The modal dialogs keep their conventions (y/n, q closes help); the array widgets' cursor
+# keys work only where such a widget has the focus.
+SCREENS = ("app", "main", "steps", "workgroups", "debug", "fixtures", "bench", "check", "check_all")
+
+
+def test_one_meaning_per_key_across_screens() -> None:
+    by_key: dict[str, list[Key]] = defaultdict(list)
+    for k in KEYS:
+        if k.scope in SCREENS:
+            for name in k.keys.split(","):
+                if name:
+                    by_key[name].append(k)
+    for name, entries in by_key.items():
+        if len(entries) == 1:
+            continue
+        meanings = {k.meaning for k in entries}
+        ids = [k.id for k in entries]
+        assert len(meanings) == 1 and "" not in meanings, f"{name!r} means several things: {ids}"
+    # The overloads a newcomer met: each key now does one thing (d: the dims, on either screen).
+    for name, only in {
+        "b": ["bench"],
+        "e": ["edit"],
+        "p": ["probe"],
+        "d": ["focus_form", "steps_dims"],
+        "m": ["steps_mark"],
+        "o": ["footprint"],
+        "c": ["check"],
+    }.items():
+        assert [k.id for k in by_key[name]] == only, name
+
+
+def test_help_lists_every_screens_keys_and_the_main_footer_the_ones_that_matter() -> None:
+    table = help_table()
+    for k in KEYS:
+        if k.keys:
+            assert f"| `{k.shown}` | {k.help} | {k.id} |" in table, k.id
+    for wg in ("wg_next", "wg_back", "wg_first", "wg_end", "wg_output", "wg_source"):
+        assert f"| {wg} |" in table
+    shown = {k.id for k in KEYS if k.scope in ("main", "app") and k.show}
+    assert {"step_workgroups", "footprint", "probe", "steps", "check"} <= shown
 
 
 def test_a_stepper_key_rebinds_in_hints_help_and_bindings() -> None:
@@ -74,7 +122,9 @@ def test_a_stepper_key_rebinds_in_hints_help_and_bindings() -> None:
         assert key("wg_next") == "j" and key("steps_next") == "j"
         assert "| `j` | Workgroups: run the next workgroup | wg_next |" in help_table()
         by_id = {b.id: b for b in bindings("workgroups")}
-        assert by_id["wg_next"].key == f"n,{NEXT}"  # Textual applies the keymap over the default
+        assert (
+            by_id["wg_next"].key == STEP_KEYS["next"]
+        )  # Textual applies the keymap over the default
     finally:
         rebind({})
 

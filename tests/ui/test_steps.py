@@ -53,9 +53,9 @@ async def test_stepping_with_keys() -> None:
             if str(buffers.get_row_at(i)[0])
         }
         assert marked == {"O", "LSE"}
-        await press_settled(pilot, "b")
+        await press_settled(pilot, "u")
         assert s.position == 2
-        await press_settled(pilot, "e")
+        await press_settled(pilot, "l")
         assert s.at_end and all(r.ok for r in s.records)
         await press_settled(pilot, "up", "up", "t")
         assert s.position == len(s.steps) - 2
@@ -70,7 +70,7 @@ async def test_diff_between_two_steps() -> None:
     async with app.run_test(size=SIZE) as pilot:
         screen = await open_steps(pilot)
         await press_settled(pilot, "n")  # rope_q rotates Q
-        await press_settled(pilot, "up", "m", "down", "d")  # mark the start, diff against step 1
+        await press_settled(pilot, "up", "m", "down", "v")  # mark the start, versus step 1
         diff = str(screen.query_one("#steps-diff").render())
         assert "Q step 1 vs 0" in diff and "FAIL" in diff and "seq=" in diff
         want = screen.stepper.diff("Q", 0, 1)

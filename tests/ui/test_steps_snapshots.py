@@ -36,5 +36,5 @@ def test_steps_buffer_diff_between_two_steps(snap_compare) -> None:
     """Q after rope_q (step 1) against the start: the diff's figures and worst elements by named
     index, and the changed elements marked in the array view."""
     assert snap_compare(
-        _app(), terminal_size=SIZE, run_before=_attention("n", "n", "up", "up", "m", "down", "d")
+        _app(), terminal_size=SIZE, run_before=_attention("n", "n", "up", "up", "m", "down", "v")
     )

@@ -32,7 +32,7 @@ async def test_a_user_pipeline_dims_and_a_failing_step_in_the_kernel_view(tmp_pa
         assert str(listed.get_option_at_index(0).prompt) == "pipelines/chain.toml"
         assert screen.stepper.plan.name == "sqr_scale" and screen.stepper.plan.dims == {"n": 1000}
 
-        await press_settled(pilot, "s")
+        await press_settled(pilot, "d")  # the dims, as d is on the kernel screen
         dialog = app.screen
         assert isinstance(dialog, AskLineScreen)
         assert dialog.query_one(Input).value == "n=1000"
@@ -46,7 +46,7 @@ async def test_a_user_pipeline_dims_and_a_failing_step_in_the_kernel_view(tmp_pa
         s = screen.stepper
         assert app.screen is screen and s.plan.dims == {"n": 300}
 
-        await press_settled(pilot, "e")
+        await press_settled(pilot, "l")  # to the last step
         assert [r.verdict for r in s.records] == ["pass", "fail"]
         assert "scale.wgsl:main" in str(screen.query_one("#steps-list").get_row_at(2)[2])
         await press_settled(pilot, "k")  # the highlighted step: the last one run, the failing one
@@ -77,7 +77,7 @@ async def test_a_shipped_pipeline_and_a_file_elsewhere_while_a_user_folder_is_op
         assert s.records[0].verdict == "pass" and app.screen is screen
         assert "is a shipped kernel" in str(screen.query_one("#steps-diff").render())
 
-        await press_settled(pilot, "o")
+        await press_settled(pilot, "O")
         dialog = app.screen
         assert isinstance(dialog, AskLineScreen)
         dialog.query_one(Input).value = str(tmp_path / "missing.toml")

@@ -262,7 +262,9 @@ def test_every_key_is_declared_once_and_shown_everywhere() -> None:
     run = next(k for k in commands() if k.id == "run")
     assert palette_help(run).endswith("(r)")
     assert key("help") == "?" and key("fixtures") == "x"
-    assert {k.id for k in bound("app")} == {"help", "quit", "steps"}
+    assert {k.id for k in bound("app")} == {"help", "quit"}
+    # F4 is the app's action, bound on the kernel screen so that its footer shows it.
+    assert next(k for k in bound("main") if k.id == "steps").action == "app.steps"
 
 
 def test_bindings_are_built_from_the_registry() -> None:

@@ -2,8 +2,8 @@
 
 The case is dispatched once; that run feeds the compare check and counts as the first run of the
 determinism check. The other checks size themselves (`workbench.checks.sizing`). Progress is
-reported as (message, overall fraction); `cancelled()` is polled between steps, and a cancelled
-report keeps the results it has and is not ok.
+reported as (message, overall fraction); `cancelled()` is polled between steps and by the first
+run between its submissions, and a cancelled report keeps the results it has and is not ok.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from workbench.checks.gradcheck import grad_results
 from workbench.checks.result import CHECK_KINDS, DEFAULT_WHAT, CheckReport, callbacks, skipped
 from workbench.checks.special import Injection, special_results
 from workbench.closeness import Override
-from workbench.errors import UserError
+from workbench.errors import Cancelled, UserError
 from workbench.session import Case, Session
 
 # Relative cost of each check, for the progress fraction.
@@ -94,32 +94,38 @@ def check_case(
         return say
 
     first = None
-    if {"compare", "evidence", "determinism"} & set(kinds):
-        tell(f"{case.name}: running", 0.0)
-        first = session.run(case, tolerance=override, reference="compare" in kinds)
-    for kind in kinds:
-        if stop():
-            report.cancelled = True
-            break
-        say = say_for(kind)
-        if kind == "compare" and first is not None:
-            report.results += compare_results(first)
-        elif kind == "evidence":
-            report.results += evidence_results(session, case, first)
-        elif kind == "grad":
-            try:
-                report.results += grad_results(session, case, override, full, say, stop)
-            except UserError as exc:
-                # A gradient check that cannot run (its forward missing or mismatched) is
-                # skipped with the reason; the kernel's other checks still report.
-                report.results.append(skipped("grad", case.name, str(exc)))
-        elif kind == "special":
-            report.results += special_results(session, case, inject, full, say, stop)
-        elif kind == "determinism":
-            report.results += determinism_results(session, case, first, repeats, full, say, stop)
-        else:
-            report.results += adapter_results(session, case, against, first, override, say)
-        done += _WEIGHT[kind]
+    try:
+        if {"compare", "evidence", "determinism"} & set(kinds):
+            tell(f"{case.name}: running", 0.0)
+            first = session.run(
+                case, tolerance=override, reference="compare" in kinds, cancelled=stop
+            )
+        for kind in kinds:
+            if stop():
+                break
+            say = say_for(kind)
+            if kind == "compare" and first is not None:
+                report.results += compare_results(first)
+            elif kind == "evidence":
+                report.results += evidence_results(session, case, first)
+            elif kind == "grad":
+                try:
+                    report.results += grad_results(session, case, override, full, say, stop)
+                except UserError as exc:
+                    # A gradient check that cannot run (its forward missing or mismatched) is
+                    # skipped with the reason; the kernel's other checks still report.
+                    report.results.append(skipped("grad", case.name, str(exc)))
+            elif kind == "special":
+                report.results += special_results(session, case, inject, full, say, stop)
+            elif kind == "determinism":
+                report.results += determinism_results(
+                    session, case, first, repeats, full, say, stop
+                )
+            else:
+                report.results += adapter_results(session, case, against, first, override, say)
+            done += _WEIGHT[kind]
+    except Cancelled:  # a run stopped at its next submission: the results so far stay
+        report.cancelled = True
     report.cancelled = report.cancelled or stop()
     kinds_by_note: dict[str, list[str]] = {}
     for r in report.results:

@@ -11,12 +11,11 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-from collections import defaultdict
 from typing import Any
 
 from workbench.checks import CHECK_KINDS, DEFAULT_WHAT, CheckReport, check_case
 from workbench.checks.determinism import DEFAULT_REPEATS
-from workbench.checks.result import CheckResult
+from workbench.checks.report import compact_lines, report_lines
 from workbench.checks.runner import parse_what
 from workbench.checks.sizing import small_dims
 from workbench.checks.special import Injection, parse_injection
@@ -32,12 +31,9 @@ from workbench.cli.common import (
 )
 from workbench.errors import MissingFeatureError, UserError, WorkbenchError
 from workbench.session import Case, Session
-from workbench.units import fmt_count, fmt_int, fmt_seconds
+from workbench.units import fmt_count, fmt_seconds
 from workbench.verdicts import Verdict, worst
 
-ROWS_SHOWN = 5
-# Failing special-value scenarios shown in full without -v.
-SPECIAL_SHOWN = 3
 # Seconds between progress lines when stderr is not a terminal.
 PROGRESS_EVERY_S = 5.0
 
@@ -280,95 +276,10 @@ def summary_line(counts: dict[str, int]) -> str:
     return " · ".join(parts)
 
 
-def _mark(r: CheckResult) -> str:
-    if r.details.get("n_total") == 0:
-        return "∅"  # an empty output: nothing was compared, so no tick
-    return "–" if r.skipped else ("✓" if r.ok else "✗")
-
-
 def print_report(report: CheckReport, verbose: bool) -> None:
-    dims = "  ".join(f"{k} {fmt_int(v)}" for k, v in report.dims.items())
-    print(f"{report.kernel}  ({report.file})  on {report.adapter}   {dims}")
-    by_kind: dict[str, list[CheckResult]] = defaultdict(list)
-    for r in report.results:
-        by_kind[r.kind].append(r)
-    for kind, results in by_kind.items():
-        if kind == "special" and not verbose:
-            _print_special(results)
-            continue
-        for r in results:
-            print(f"  {kind:<12} {_mark(r)} {r.summary}")
-            if not r.ok or (verbose and r.rows):
-                _print_rows(r)
-    for note in report.notes:
-        print(f"  note: {note}")
-    state = "CANCELLED" if report.cancelled else report.verdict.text
-    print(f"  verdict: {state} ({fmt_seconds(report.elapsed_s)})")
-
-
-def _print_special(results: list[CheckResult]) -> None:
-    """Passing scenarios in one line, failing ones in full."""
-    good = [r for r in results if r.ok and not r.skipped]
-    if good:
-        bindings = sorted({r.details["binding"] for r in good})
-        print(
-            f"  {'special':<12} ✓ {len(good)} scenarios match the reference's NaN/Inf behaviour "
-            f"(values into {', '.join(bindings)})"
-        )
-    # Scenarios skipped for one reason (nothing compared, say) in one line.
-    skipped_why: dict[str, int] = defaultdict(int)
-    for r in results:
-        if r.skipped:
-            skipped_why[r.details.get("why", r.summary)] += 1
-    for why, n in skipped_why.items():
-        print(f"  {'special':<12} – {fmt_count(n, 'scenario')} skipped: {why}")
-    shown = 0
-    for r in results:
-        if not r.ok and shown < SPECIAL_SHOWN:
-            print(f"  {'special':<12} {_mark(r)} {r.summary}")
-            if not r.ok:
-                _print_rows(r)
-                shown += 1
-    failed = sum(1 for r in results if not r.ok)
-    if failed > shown:
-        print(f"  {'special':<12} ✗ … {failed - shown} more failing scenarios (-v or --json)")
-
-
-def _print_rows(r: CheckResult) -> None:
-    if not r.rows:
-        return
-    table = [r.columns, *r.rows[:ROWS_SHOWN]]
-    width = [max(len(str(row[i])) for row in table if i < len(row)) for i in range(len(r.columns))]
-    for row in table:
-        cells = [str(c).ljust(width[i]) for i, c in enumerate(row)]
-        print("      " + "  ".join(cells).rstrip())
-    if len(r.rows) > ROWS_SHOWN:
-        print(f"      … {len(r.rows) - ROWS_SHOWN} more rows (--json has every figure)")
+    print("\n".join(report_lines(report, verbose)))
 
 
 def print_compact(report: CheckReport, verbose: bool) -> None:
     """One line per kernel for --all; failures follow in full."""
-    counts = []
-    for kind in CHECK_KINDS:
-        results = [r for r in report.results if r.kind == kind and not r.skipped]
-        if results:
-            good = sum(1 for r in results if r.ok)
-            counts.append(f"{kind} {good}/{len(results)}")
-    mark = report.verdict.mark
-    if report.results and all(r.skipped for r in report.results):
-        mark = "–"
-        counts = [report.results[0].summary]
-    dims = " ".join(f"{k}={v}" for k, v in report.dims.items())
-    verdict = report.verdict.word
-    # The file beside the name: in a corpus whose entry points are all `main`, it tells them apart.
-    name = f"{report.kernel}  {report.file}"
-    print(
-        f"{mark} {name:<44} {verdict:<8} {'  '.join(counts):<60} "
-        f"{fmt_seconds(report.elapsed_s):>8}  {dims}"
-    )
-    for r in report.results:
-        warned = r.kind == "evidence" and r.details.get("warning")
-        if not r.ok or warned or (verbose and not r.skipped):
-            print(f"    {r.kind:<12} {_mark(r)} {r.summary}")
-            if not r.ok:
-                _print_rows(r)
+    print("\n".join(compact_lines(report, verbose)))

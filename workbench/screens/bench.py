@@ -1,10 +1,12 @@
 """The bench screen: a sweep of an override constant, or an A/B of two implementations, of one kernel.
 
-Both run as jobs (`SweepJob`, `ABJob`): every variant is checked against the reference first,
-then timed within the budget (`workbench.bench`), while their progress moves the bar; escape cancels after the pass in flight and, once nothing runs, goes back. The result is
-what the command line prints: the sweep as a table sorted by time with the best marked (a failing
-variant listed as failing, never timed), or A and B with their ratio and whether it is beyond noise;
-and the roofline with each timed variant as a point.
+Both run as jobs (`SweepJob`, `ABJob`), started by their button or by enter in their field:
+every variant is checked against the reference first, then timed within the budget
+(`workbench.bench`), while their progress moves the bar; escape cancels after the pass in flight
+and, once nothing runs, goes back. The result is what the command line prints: the sweep as a
+table sorted by time with the best marked (a failing variant listed as failing, never timed), or
+A and B with their ratio and whether it is beyond noise; and the roofline with each timed variant
+as a point (the adapter's ceilings from the start when an earlier bench measured them).
 """
 
 from __future__ import annotations
@@ -111,6 +113,12 @@ class BenchScreen(RunsJobs, Screen[None]):
 
     def on_mount(self) -> None:
         self.query_one("#bench-table").display = False
+        roof = self.session.measured_roofline()
+        chart = self.query_one(RooflineChart)
+        if roof is None:
+            chart.masked("no roofline yet: the first sweep or A/B measures the adapter's")
+        else:  # measured by an earlier bench in this process: its ceilings, no points yet
+            chart.show(roof.bandwidth_gb_s, roof.peak_gflop_s, [])
 
     # -- starting ------------------------------------------------------------------------------
     def _budget(self) -> Budget:
@@ -124,6 +132,7 @@ class BenchScreen(RunsJobs, Screen[None]):
         return ui_budget(self.config, ms, self.query_one("#bench-flush", Checkbox).value)
 
     @on(Button.Pressed, "#bench-run-sweep")
+    @on(Input.Submitted, "#bench-sweep")
     def start_sweep(self) -> None:
         try:
             name, values = parse_sweep(self.query_one("#bench-sweep", Input).value)
@@ -140,6 +149,7 @@ class BenchScreen(RunsJobs, Screen[None]):
         self._start(SweepJob(self.session, make, name, tuple(values), budget))
 
     @on(Button.Pressed, "#bench-run-ab")
+    @on(Input.Submitted, "#bench-vs")
     def start_ab(self) -> None:
         vs = self.query_one("#bench-vs", Input).value.strip() or "shipped"
         a = self.case

@@ -3,10 +3,10 @@
 The trace comes from one `DebugJob` (an instrumented dispatch of the case, run by the app's job
 runner); every move after that is `viewmodel.debug.TraceView` over the trace in memory, with no
 GPU work. Keys (the registry's `debug` scope, the steppers' one scheme): n/→ next statement,
-b/← back, z/home first, e/end last, o over a call, u out of a function, l the loop's next
-iteration, t to the cursor's line (↑/↓ move the cursor), space/F9 a breakpoint on that line,
-k a condition, c / C to the next / previous breakpoint, v a watch, i another invocation (or an
-element's last writer), F the first non-finite value. The source shows the current step's file
+u/← back, z/home first, l/end last, O over a call, A out of a function, L the loop's next
+iteration, t to the cursor's line (↑/↓ move the cursor), F9 a breakpoint on that line,
+W a condition, G/F5 and R to the next / previous breakpoint, X a watch, i another invocation (or
+an element's last writer), F the first non-finite value. The source shows the current step's file
 with its line lit; beside it the frame's locals (those set by this step marked), the watches,
 the call stack, the last loads and stores, and each `var<workgroup>` array as the invocation
 saw it after the last barrier it reached.

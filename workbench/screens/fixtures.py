@@ -41,6 +41,7 @@ from workbench.session import Case, Run, Session
 from workbench.units import fmt_count
 from workbench.viewmodel.fixture_places import origin
 from workbench.viewmodel.jobs import ReplayJob, Ticket
+from workbench.viewmodel.keys import key as key_of
 from workbench.viewmodel.paths import shown_path
 from workbench.widgets.key_footer import KeyFooter
 
@@ -177,7 +178,10 @@ class FixturesScreen(RunsJobs, Screen[None]):
 
     def _start(self, paths: list[Path]) -> None:
         if self._replaying():
-            self.notify("A replay is already running (c cancels it)", severity="warning")
+            self.notify(
+                f"A replay is already running ({key_of('fixtures_back')} cancels it)",
+                severity="warning",
+            )
             return
         if not paths:
             self.notify("No readable fixtures to replay", severity="warning")
@@ -254,7 +258,7 @@ class FixturesScreen(RunsJobs, Screen[None]):
     def _replaying(self) -> bool:
         return self._ticket is not None
 
-    def action_cancel(self) -> None:
+    def _cancel(self) -> None:
         if self._ticket is not None:
             self._stopped = True
             self.cancel(self._ticket)
@@ -265,7 +269,10 @@ class FixturesScreen(RunsJobs, Screen[None]):
         key = self._selected()
         r = self.results.get(key) if key else None
         if r is None:
-            self.notify("Replay it first: space replays this one, r all of them")
+            self.notify(
+                f"Replay it first: {key_of('fixtures_replay_selected')} replays this one, "
+                f"{key_of('fixtures_replay_all')} all of them"
+            )
             return
         if r.case is None:
             self.notify(r.error or "This fixture has no case to open", severity="error")
@@ -273,14 +280,13 @@ class FixturesScreen(RunsJobs, Screen[None]):
         self.post_message(self.OpenCase(r.case, r.run, r))
 
     def action_back(self) -> None:
+        """Escape: cancel the replay in flight, else back to the kernels."""
         if self._replaying():
-            self.notify("A replay is running: c cancels it first", severity="warning")
+            self._cancel()
             return
         self.dismiss(None)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if action == "cancel":
-            return True if self._replaying() else None
         if action in ("replay_all", "replay_selected"):
             return None if self._replaying() else True
         return True

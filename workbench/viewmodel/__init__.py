@@ -13,6 +13,7 @@ takeaway.py        saving arrays and the Diff tab's tables
 describe.py        the current kernel's settings written into workbench.toml (in place)
 slicing.py         the Outputs tab's slice box and index parsing
 diff.py            the elements nearest to their tolerance, for the Diff tab
+heatmap.py         the zoomable heatmap's window, zoom, cursor and what lies under it
 footprint.py, probes.py, steps.py   the figures of the Footprint, Probes and Steps views
 fixture_places.py  where fixtures are saved and listed from
 advice.py, paths.py   an error's remedy in the UI's terms; paths as shown

@@ -7,7 +7,9 @@ takes seconds, so the screen asks for a diff without waiting (`pending` until `b
 run in a worker and the result is remembered); everything else here is cheap. Outputs are compared by
 `workbench.closeness` (the one definition of close) at the tolerance the run's own comparison used,
 else its dtype's default; timings by their medians, with a bootstrap interval to say whether the
-difference is beyond noise (`workbench.bench.noise`) when both runs were benched.
+difference is beyond noise (`workbench.bench.noise`) when both runs were benched. Runs on two
+adapters are said to be so first (`BaselineDiff.across`), and their times are never a speedup: a
+ratio of an OpenGL time to a Vulkan one measures the adapters, not the edit.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from workbench.bench.noise import MIN_EFFECT, MIN_SAMPLES, unpaired_ratio
 from workbench.closeness import compare, name_index, resolve_tolerance, same_nonfinite
 from workbench.closeness import tolerance_ratio as ratio_to_tolerance
 from workbench.units import fmt_ms
+from workbench.viewmodel.keys import key
 
 if TYPE_CHECKING:
     from workbench.session import Run, Timing
@@ -121,12 +124,19 @@ class BaselineDiff:
     number: int | None  # the run's number in the history (None: not one of the kept runs)
     outputs: tuple[OutputDiff, ...]
     timing: TimingDiff
-    notes: tuple[str, ...]  # the source was edited, the dims or the adapter differ
+    notes: tuple[str, ...]  # the source was edited, the dims differ
     pending: bool = False  # the outputs are still being compared (`outputs` is empty until then)
+    adapter: str = ""  # the label of the adapter the run was made on ("": the pinned run's)
 
     @property
     def is_pinned_run(self) -> bool:
         return self.number == self.pinned.number
+
+    @property
+    def across(self) -> str:
+        """The pinned run's adapter when this run was made on another one, else ""."""
+        was = self.pinned.run.adapter.label
+        return "" if self.adapter == was else was
 
 
 def baseline_diff(
@@ -136,15 +146,17 @@ def baseline_diff(
     element unless `outputs` is False (a pending diff) or `run` is the pinned run itself; only
     `workbench.viewmodel` state is read, so a worker thread may call it."""
     if run is pinned.run:
-        return BaselineDiff(pinned, pinned.number, (), TimingDiff(), ())
+        return BaselineDiff(pinned, pinned.number, (), TimingDiff(), (), adapter=run.adapter.label)
     names = list(run.outputs) + [n for n in pinned.run.outputs if n not in run.outputs]
+    same_adapter = run.adapter.label == pinned.run.adapter.label
     return BaselineDiff(
         pinned,
         number,
         tuple(output_diff(n, run, pinned.run) for n in names) if outputs else (),
-        timing_diff(run.timing, pinned.run.timing),
+        timing_diff(run.timing, pinned.run.timing, same_adapter),
         diff_notes(run, pinned.run),
         pending=not outputs,
+        adapter=run.adapter.label,
     )
 
 
@@ -193,9 +205,14 @@ def _records_diff(name: str, got: np.ndarray, was: np.ndarray, axes: tuple[str, 
     return OutputDiff(name, got.size, int(changed.size), int(changed.size), worst=first, note=note)
 
 
-def timing_diff(timing: Timing | None, pinned: Timing | None) -> TimingDiff:
-    """The ratio of medians, and a noise verdict when both have enough samples."""
-    bench = "b benches"
+def timing_diff(
+    timing: Timing | None, pinned: Timing | None, same_adapter: bool = True
+) -> TimingDiff:
+    """The ratio of medians, and a noise verdict when both have enough samples; no ratio between
+    two adapters (`same_adapter` False), whose times measure the adapters, not the kernel."""
+    bench = f"{key('bench')} benches"
+    if not same_adapter:
+        return TimingDiff(why="not compared: the two runs were timed on different adapters")
     if pinned is None or not pinned.samples_ms:
         if timing is None or not timing.samples_ms:
             return TimingDiff(why=f"neither run was timed ({bench})")
@@ -219,8 +236,6 @@ def diff_notes(run: Run, pinned: Run) -> tuple[str, ...]:
         notes.append("source edited since the pin")
     if case_text(run) != case_text(pinned):
         notes.append(f"case differs: pinned {case_text(pinned)}")
-    if run.adapter.label != pinned.adapter.label:
-        notes.append(f"pinned on {pinned.adapter.label}")
     return tuple(notes)
 
 

@@ -16,6 +16,7 @@ from workbench.viewmodel.keys import key
 RUNS = frozenset(
     {
         "run",
+        "check",
         "bench",
         "gradcheck",
         "footprint",

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar, Generic, TypeVar
 
-from workbench.errors import UserError
+from workbench.errors import Cancelled, UserError
 from workbench.units import fmt_ms
 
 if TYPE_CHECKING:
@@ -76,10 +76,6 @@ def ui_budget(config: Config, ms: float, flush: bool = False) -> Budget:
     return Budget(ms=ms, warmup_ms=DEFAULT_WARMUP_MS if warm is None else warm, flush=flush)
 
 
-class Cancelled(Exception):
-    """The job was cancelled before it reached the GPU."""
-
-
 @dataclass(frozen=True)
 class Ticket:
     """One submitted job: its number (in the order submitted) and its cancel switch."""
@@ -102,7 +98,7 @@ class Context:
 
     @contextmanager
     def gpu(self) -> Iterator[None]:
-        """Hold the GPU; a job cancelled while it waited does not start."""
+        """Hold the GPU; a job cancelled while it waited does not start (`Cancelled`)."""
         with self.lock:
             if self.cancelled():
                 raise Cancelled
@@ -153,6 +149,15 @@ class Target:
     form: FormState
     planned: Case | None = None  # the case planned from the form as it is, if any
 
+    def case(self) -> Case:
+        """The case planned from the form, else built from it now (planning work: call it in a
+        worker)."""
+        if self.planned is not None:
+            return self.planned
+        from workbench.viewmodel.cases import build_case
+
+        return build_case(self.session, self.kernel, self.spec, self.form)
+
 
 @dataclass(frozen=True)
 class KernelJob(Job[R]):
@@ -165,12 +170,7 @@ class KernelJob(Job[R]):
         return self.target.session
 
     def case(self) -> Case:
-        t = self.target
-        if t.planned is not None:
-            return t.planned
-        from workbench.viewmodel.cases import build_case
-
-        return build_case(t.session, t.kernel, t.spec, t.form)
+        return self.target.case()
 
 
 @dataclass(frozen=True)
@@ -288,7 +288,8 @@ class StatusJob(Job["Status"]):
 # -- other screens --------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class CheckJob(Job["CheckReport"]):
-    """The default checks of one kernel (the check-all screen runs one per kernel)."""
+    """The default checks of one kernel, as `workbench check` runs them (the check screen runs
+    one, the check-all screen one per kernel)."""
 
     work: ClassVar[Work] = CHECK
     session: Session
@@ -299,7 +300,7 @@ class CheckJob(Job["CheckReport"]):
 
         case = self.make_case()
         with ctx.gpu():
-            return check_case(self.session, case, cancelled=ctx.cancelled)
+            return check_case(self.session, case, progress=ctx.progress, cancelled=ctx.cancelled)
 
 
 @dataclass(frozen=True)

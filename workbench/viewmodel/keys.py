@@ -3,6 +3,13 @@
 The screens' BINDINGS, the help screen's key table, the command palette's commands and the hints
 in the panes ("press r to run") are all built from `KEYS`, so they cannot disagree. An entry with
 no keys is a palette command only; one with no `command` is a key only.
+
+One meaning per key: a key does one thing wherever it works. Where two screens bind the same key
+on purpose, for the same thing (escape: cancel, else back; the steppers' next/back/first/last;
+`]` the next buffer; `s` the other form of the source), their entries share a `meaning`;
+tests/ui/test_keys.py refuses any other key bound to two things. The modal dialogs keep their
+conventions (y/n, q closes help) and the cursor keys of the array widgets are theirs.
+A new screen takes free keys (or shares a meaning); a new stepper takes `STEP_KEYS`.
 """
 
 from __future__ import annotations
@@ -10,13 +17,27 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-# The steppers' one scheme: each has these keys (after a letter of its own) for next, back,
-# first and last.
+# The steppers' one scheme: each has these keys for next, back, first and last: an arrow or
+# home/end, and a letter that no other screen uses for anything else (b is bench, e edit, p probe).
 NEXT, BACK, FIRST, LAST = "right", "left", "home", "end"
+STEP_KEYS = {
+    "next": f"n,{NEXT}",
+    "back": f"u,{BACK}",  # undo the last step
+    "first": f"z,{FIRST}",
+    "last": f"l,{LAST}",
+}
 WG_MANY = 8  # workgroups run by the workgroup stepper's "many" key
 # The engine's default warm-up before a timing (gpu.timing.DEFAULT_WARMUP_MS), as the bench key's
 # help says it; tests/ui/test_keys.py holds the two equal (the registry imports no engine module).
 WARMUP_S = 1.0
+# Shared meanings (`Key.meaning`) of keys bound on several screens.
+ESCAPE = "cancel the work in flight, else back"
+NEXT_BUFFER = "the next buffer"
+SOURCE = "the other form of the source"
+DIMS = "the dims: where they are set"
+RUN = "run what the screen shows (the kernel; the fixtures listed)"
+RUN_TO = "run to what the cursor is on (a step; a line)"
+DEBUG = "step one invocation line by line (the one the cursor or a question names)"
 # Moves of a 2-D cursor: (binding name, keys, action, label).
 _ARRAY_MOVES = (
     ("left", "left", "move(0, -1)", "Left"),
@@ -37,9 +58,14 @@ _SHOWN = {
     "slash": "/",
     "f1": "F1",
     "f3": "F3",
+    "f4": "F4",
     "escape": "esc",
+    "f5": "F5",
     "f9": "F9",
     "right_square_bracket": "]",
+    "plus": "+",
+    "equals_sign": "=",
+    "minus": "-",
 }
 
 
@@ -56,6 +82,7 @@ class Key:
     scope: str = "main"
     show: bool = True  # in the footer
     listed: bool = True  # in the palette before anything is typed (else found by search)
+    meaning: str = ""  # what it shares with the entries of other screens bound to the same key
 
     @property
     def current(self) -> str:
@@ -66,6 +93,14 @@ class Key:
     def shown(self) -> str:
         """The keys as the help and the palette show them: `x / F3`."""
         return " / ".join(_SHOWN.get(k, k) for k in self.current.split(",") if k)
+
+    @property
+    def display(self) -> str | None:
+        """The footer's name for a function key (`F4`; Textual's own is `f4`), else None."""
+        first = self.current.split(",")[0]
+        return (
+            _SHOWN.get(first, first.upper()) if first[:1] == "f" and first[1:].isdigit() else None
+        )
 
     @property
     def first(self) -> str:
@@ -82,6 +117,7 @@ KEYS: tuple[Key, ...] = (
         "Run",
         "run once and compare with the reference (enter in a field does too)",
         "Run kernel",
+        meaning=RUN,
     ),
     Key(
         "focus_form",
@@ -90,6 +126,16 @@ KEYS: tuple[Key, ...] = (
         "Dims",
         "jump to the dims form: its first field, text selected (esc goes back to the kernels)",
         "Edit dims",
+        meaning=DIMS,
+    ),
+    Key(
+        "check",
+        "c",
+        "check",
+        "Check",
+        "check: compare, evidence, gradients, special values, determinism (as `workbench "
+        "check`), with progress; escape cancels",
+        "Check kernel (every check)",
     ),
     Key(
         "bench",
@@ -101,20 +147,65 @@ KEYS: tuple[Key, ...] = (
         "Bench kernel",
     ),
     Key(
+        "gradcheck",
+        "g",
+        "gradcheck",
+        "Grads",
+        "gradient check: finite differences against the backward kernel",
+        "Gradient check",
+    ),
+    Key(
+        "step_workgroups",
+        "w",
+        "step_workgroups",
+        "Workgroups",
+        "step the dispatch one workgroup at a time, buffers kept between steps",
+        "Step by workgroup",
+    ),
+    Key(
+        "footprint",
+        "o",
+        "footprint",
+        "Footprint",
+        "who wrote which element: races and holes (Footprint tab)",
+        "Footprint: races and holes",
+    ),
+    Key(
+        "probe",
+        "p",
+        "probe",
+        "Probe",
+        "run the kernel's wb_probe calls and show their records (Probes tab)",
+        "Run probes",
+    ),
+    Key(
+        "debug",
+        "i",
+        "debug",
+        "Debug",
+        "step one invocation line by line with the GPU's values: invocation 0,0,0, or on the "
+        "Diff tab the highlighted element's writer, on the Footprint tab the element under the "
+        "cursor's, on the Probes tab the highlighted record's invocation",
+        "Debug an invocation",
+        show=False,
+        meaning=DEBUG,
+    ),
+    Key(
+        "steps",
+        "f4",
+        # The app's action, bound on the kernel screen so its footer shows it.
+        "app.steps",
+        "Steps",
+        "step a pipeline one dispatch at a time, every buffer kept",
+        "Step a pipeline",
+    ),
+    Key(
         "bench_variants",
         "B",
         "bench_variants",
         "Variants",
         "sweep an override constant, or A/B against another implementation (checked, then timed)",
         "Bench variants (sweep, A/B)",
-    ),
-    Key(
-        "gradcheck",
-        "g",
-        "gradcheck",
-        "Gradcheck",
-        "gradient check: finite differences against the backward kernel",
-        "Gradient check",
     ),
     Key(
         "save_fixture",
@@ -180,6 +271,16 @@ KEYS: tuple[Key, ...] = (
         show=False,
     ),
     Key(
+        "heatmap",
+        "h",
+        "heatmap",
+        "Heatmap",
+        "Outputs tab: a 2-D output (or slice) as a heatmap beside the table, to zoom into (+ and -, "
+        "0 the whole array), the value under its cursor below it; h again closes it",
+        "Heatmap of the output (zoomable)",
+        show=False,
+    ),
+    Key(
         "export_diff",
         "E",
         "export_diff",
@@ -209,49 +310,13 @@ KEYS: tuple[Key, ...] = (
     ),
     Key(
         "toggle_module",
-        "m",
+        "s",
         "toggle_module",
         "Module",
         "Source tab: the file, or the assembled module the GPU compiles",
         "Toggle assembled module",
         show=False,
-    ),
-    Key(
-        "step_workgroups",
-        "w",
-        "step_workgroups",
-        "Workgroups",
-        "step the dispatch one workgroup at a time, buffers kept between steps",
-        "Step by workgroup",
-    ),
-    Key(
-        "debug",
-        "i",
-        "debug",
-        "Debug",
-        "step one invocation line by line with the GPU's values: invocation 0,0,0, or on the "
-        "Diff tab the highlighted element's writer, on the Footprint tab the element under the "
-        "cursor's, on the Probes tab the highlighted record's invocation",
-        "Debug an invocation",
-        show=False,
-    ),
-    Key(
-        "footprint",
-        "o",
-        "footprint",
-        "Footprint",
-        "who wrote which element: races and holes (Footprint tab)",
-        "Footprint: races and holes",
-        show=False,
-    ),
-    Key(
-        "probe",
-        "p",
-        "probe",
-        "Probe",
-        "run the kernel's wb_probe calls and show their records (Probes tab)",
-        "Run probes",
-        show=False,
+        meaning=SOURCE,
     ),
     Key(
         "next_footprint_output",
@@ -260,8 +325,9 @@ KEYS: tuple[Key, ...] = (
         "Next binding",
         "Footprint tab: show the next read_write binding",
         show=False,
+        meaning=NEXT_BUFFER,
     ),
-    Key("cancel", "escape", "cancel", "Cancel run", "cancel the run in flight"),
+    Key("cancel", "escape", "cancel", "Cancel run", "cancel the run in flight", meaning=ESCAPE),
     Key(
         "leave_field",
         "escape",
@@ -269,6 +335,7 @@ KEYS: tuple[Key, ...] = (
         "Back to kernels",
         "leave a field: back to the kernel list",
         show=False,
+        meaning=ESCAPE,
     ),
     Key(
         "sidebar",
@@ -327,24 +394,22 @@ KEYS: tuple[Key, ...] = (
         "Load .npy into an input",
     ),
     Key(
-        "steps",
-        "f4",
-        "steps",
-        "Steps",
-        "step a pipeline one dispatch at a time, every buffer kept",
-        "Step a pipeline",
-        scope="app",
-        # Kept out of the kernel screen's full footer; help and the palette list it.
-        show=False,
+        "steps_next",
+        STEP_KEYS["next"],
+        "next",
+        "Next",
+        "Steps: run the next step",
+        scope="steps",
+        meaning="next",
     ),
-    Key("steps_next", f"n,{NEXT}", "next", "Next", "Steps: run the next step", scope="steps"),
     Key(
         "steps_back",
-        f"b,{BACK}",
+        STEP_KEYS["back"],
         "back",
         "Back",
         "Steps: undo the last step (its buffers restored on the GPU)",
         scope="steps",
+        meaning="back",
     ),
     Key(
         "steps_run_to",
@@ -353,9 +418,26 @@ KEYS: tuple[Key, ...] = (
         "Run to here",
         "Steps: step forward or back to the highlighted step (enter does too)",
         scope="steps",
+        meaning=RUN_TO,
     ),
-    Key("steps_end", f"e,{LAST}", "end", "End", "Steps: run to the last step", scope="steps"),
-    Key("steps_reset", f"z,{FIRST}", "reset", "Reset", "Steps: back to the start", scope="steps"),
+    Key(
+        "steps_end",
+        STEP_KEYS["last"],
+        "end",
+        "End",
+        "Steps: run to the last step",
+        scope="steps",
+        meaning="last",
+    ),
+    Key(
+        "steps_reset",
+        STEP_KEYS["first"],
+        "reset",
+        "Reset",
+        "Steps: back to the start",
+        scope="steps",
+        meaning="first",
+    ),
     Key(
         "steps_mark",
         "m",
@@ -366,13 +448,21 @@ KEYS: tuple[Key, ...] = (
     ),
     Key(
         "steps_diff",
-        "d",
+        "v",
         "diff",
         "Diff",
-        "Steps: the highlighted buffer, marked step against highlighted step",
+        "Steps: the highlighted buffer, marked step versus highlighted step",
         scope="steps",
     ),
-    Key("steps_close", "escape", "close", "Close", "Steps: back to the kernels", scope="steps"),
+    Key(
+        "steps_close",
+        "escape",
+        "close",
+        "Close",
+        "Steps: back to the kernels",
+        scope="steps",
+        meaning=ESCAPE,
+    ),
     Key(
         "steps_kernel",
         "k",
@@ -383,16 +473,17 @@ KEYS: tuple[Key, ...] = (
     ),
     Key(
         "steps_dims",
-        "s",
+        "d",
         "set_dims",
         "Dims",
         "Steps: set the pipeline's dims (NAME=VALUE ...) and plan it again",
         scope="steps",
         show=False,  # the footer is full; help lists it
+        meaning=DIMS,
     ),
     Key(
         "steps_open",
-        "o",
+        "ctrl+o",
         "open_file",
         "Open file",
         "Steps: open a pipeline file by its path",
@@ -406,6 +497,7 @@ KEYS: tuple[Key, ...] = (
         "Replay all",
         "Fixtures: replay every fixture listed",
         scope="fixtures",
+        meaning=RUN,
     ),
     Key(
         "fixtures_replay_selected",
@@ -424,20 +516,24 @@ KEYS: tuple[Key, ...] = (
         scope="fixtures",
     ),
     Key(
-        "fixtures_cancel", "c", "cancel", "Cancel", "Fixtures: cancel the replay", scope="fixtures"
+        "fixtures_back",
+        "escape",
+        "back",
+        "Cancel / back",
+        "Fixtures: cancel the replay after the fixture in progress, else back to the kernels",
+        scope="fixtures",
+        meaning=ESCAPE,
     ),
-    Key(
-        "fixtures_back", "escape", "back", "Back", "Fixtures: back to the kernels", scope="fixtures"
-    ),
-    # The workgroup stepper: the steppers' one scheme (n/→ next, b/← back, z/home first,
-    # e/end last), plus many at once, the next buffer and the instrumented source.
+    # The workgroup stepper: the steppers' one scheme (`STEP_KEYS`), plus many at once, the next
+    # buffer and the instrumented source.
     Key(
         "wg_next",
-        f"n,{NEXT}",
+        STEP_KEYS["next"],
         "step(1)",
         "Next workgroup",
         "Workgroups: run the next workgroup",
         scope="workgroups",
+        meaning="next",
     ),
     Key(
         "wg_next_many",
@@ -449,35 +545,39 @@ KEYS: tuple[Key, ...] = (
     ),
     Key(
         "wg_back",
-        f"b,{BACK}",
+        STEP_KEYS["back"],
         "back",
         "Back",
         "Workgroups: undo the last step (the buffers before it)",
         scope="workgroups",
+        meaning="back",
     ),
     Key(
         "wg_first",
-        f"z,{FIRST}",
+        STEP_KEYS["first"],
         "to_start",
         "Start",
         "Workgroups: back to the start (as far as the kept steps go)",
         scope="workgroups",
+        meaning="first",
     ),
     Key(
         "wg_end",
-        f"e,{LAST}",
+        STEP_KEYS["last"],
         "to_end",
         "To the end",
         "Workgroups: run every workgroup left",
         scope="workgroups",
+        meaning="last",
     ),
     Key(
         "wg_output",
-        "o",
+        "right_square_bracket",
         "next_output",
         "Next buffer",
         "Workgroups: show the next buffer",
         scope="workgroups",
+        meaning=NEXT_BUFFER,
     ),
     Key(
         "wg_source",
@@ -486,49 +586,60 @@ KEYS: tuple[Key, ...] = (
         "Instrumented source",
         "Workgroups: the instrumented module (the guard, and where it was put)",
         scope="workgroups",
+        meaning=SOURCE,
     ),
     Key(
-        "wg_close", "escape", "close", "Close", "Workgroups: back to the kernel", scope="workgroups"
+        "wg_close",
+        "escape",
+        "close",
+        "Close",
+        "Workgroups: back to the kernel",
+        scope="workgroups",
+        meaning=ESCAPE,
     ),
-    # The debugger: the steppers' one scheme by statement (n/→ next, b/← back, z/home first,
-    # e/end last), then over, out, loop, to the cursor's line, breakpoints and watches.
+    # The debugger: the steppers' one scheme by statement (STEP_KEYS), then over, out, loop, to
+    # the cursor's line, breakpoints and watches, on keys no other screen uses for anything else.
     Key(
         "debug_next",
-        f"n,{NEXT}",
+        STEP_KEYS["next"],
         "move('next')",
         "Step",
         "Debug: the next statement",
         scope="debug",
+        meaning="next",
     ),
     Key(
         "debug_back",
-        f"b,{BACK}",
+        STEP_KEYS["back"],
         "move('back')",
         "Back",
         "Debug: one statement back",
         scope="debug",
+        meaning="back",
     ),
     Key(
         "debug_first",
-        f"z,{FIRST}",
+        STEP_KEYS["first"],
         "move('first')",
         "First",
         "Debug: the first step",
         scope="debug",
         show=False,
+        meaning="first",
     ),
     Key(
         "debug_last",
-        f"e,{LAST}",
+        STEP_KEYS["last"],
         "move('last')",
         "Last",
         "Debug: the last step",
         scope="debug",
         show=False,
+        meaning="last",
     ),
     Key(
         "debug_over",
-        "o",
+        "O",
         "move('over')",
         "Over",
         "Debug: step over a call (the next step in this function or its caller)",
@@ -536,7 +647,7 @@ KEYS: tuple[Key, ...] = (
     ),
     Key(
         "debug_out",
-        "u",
+        "A",
         "move('out')",
         "Out",
         "Debug: step out of this function",
@@ -544,7 +655,7 @@ KEYS: tuple[Key, ...] = (
     ),
     Key(
         "debug_loop",
-        "l",
+        "L",
         "move('next_iteration')",
         "Loop",
         "Debug: the next iteration of the enclosing loop (or its end)",
@@ -557,10 +668,11 @@ KEYS: tuple[Key, ...] = (
         "To line",
         "Debug: run to the line under the cursor (up/down move it)",
         scope="debug",
+        meaning=RUN_TO,
     ),
     Key(
         "debug_continue",
-        "c",
+        "G,f5",
         "move('to_break')",
         "Continue",
         "Debug: run to the next breakpoint (a line, or where the condition becomes true)",
@@ -568,7 +680,7 @@ KEYS: tuple[Key, ...] = (
     ),
     Key(
         "debug_reverse",
-        "C",
+        "R",
         "reverse",
         "Reverse",
         "Debug: back to the previous breakpoint",
@@ -577,7 +689,7 @@ KEYS: tuple[Key, ...] = (
     ),
     Key(
         "debug_breakpoint",
-        "space,f9",
+        "f9",
         "breakpoint",
         "Breakpoint",
         "Debug: set or clear a breakpoint on the line under the cursor",
@@ -585,7 +697,7 @@ KEYS: tuple[Key, ...] = (
     ),
     Key(
         "debug_condition",
-        "k",
+        "W",
         "ask('condition')",
         "Break when",
         "Debug: break where a condition becomes true (acc > 1e6, isnan(x)); empty removes it",
@@ -593,7 +705,7 @@ KEYS: tuple[Key, ...] = (
     ),
     Key(
         "debug_watch",
-        "v",
+        "X",
         "ask('watch')",
         "Watch",
         "Debug: watch an expression over the recorded values; empty clears the watches",
@@ -606,6 +718,7 @@ KEYS: tuple[Key, ...] = (
         "Invocation",
         "Debug: trace another invocation (X,Y,Z), or the last writer of an element (y[36])",
         scope="debug",
+        meaning=DEBUG,
     ),
     Key(
         "debug_nonfinite",
@@ -633,7 +746,15 @@ KEYS: tuple[Key, ...] = (
         scope="debug",
         show=False,
     ),
-    Key("debug_close", "escape", "close", "Close", "Debug: back to the kernel", scope="debug"),
+    Key(
+        "debug_close",
+        "escape",
+        "close",
+        "Close",
+        "Debug: back to the kernel",
+        scope="debug",
+        meaning=ESCAPE,
+    ),
     # Screens and dialogs with one or two keys.
     Key(
         "leave_bench",
@@ -642,6 +763,16 @@ KEYS: tuple[Key, ...] = (
         "Cancel / back",
         "Bench: cancel the bench in flight, else back",
         scope="bench",
+        meaning=ESCAPE,
+    ),
+    Key(
+        "leave_check",
+        "escape",
+        "leave",
+        "Cancel / back",
+        "Check: cancel the checks at their next step, else back",
+        scope="check",
+        meaning=ESCAPE,
     ),
     Key(
         "leave_check_all",
@@ -650,6 +781,7 @@ KEYS: tuple[Key, ...] = (
         "Cancel / back",
         "Check all: cancel between kernels, else back",
         scope="check_all",
+        meaning=ESCAPE,
     ),
     Key(
         "close_help",
@@ -669,7 +801,40 @@ KEYS: tuple[Key, ...] = (
         "a dialog: close it, changing nothing",
         scope="dialog",
     ),
-    # Cursor keys of the Outputs array and of the footprint picture (not in the footer).
+    # The zoomable heatmap's own keys (while it has the focus); its arrows are below.
+    Key(
+        "heatmap.zoom_in",
+        "plus,equals_sign",
+        "zoom(1)",
+        "Zoom in",
+        "the heatmap: zoom in around the cursor (down to one element a cell)",
+        scope="heatmap",
+    ),
+    Key(
+        "heatmap.zoom_out",
+        "minus",
+        "zoom(-1)",
+        "Zoom out",
+        "the heatmap: zoom out (up to the whole array)",
+        scope="heatmap",
+    ),
+    Key(
+        "heatmap.whole",
+        "0",
+        "whole",
+        "Whole",
+        "the heatmap: the whole array again",
+        scope="heatmap",
+    ),
+    Key(
+        "heatmap.pick",
+        "enter",
+        "pick",
+        "In the table",
+        "the heatmap: show the element under the cursor in the table",
+        scope="heatmap",
+    ),
+    # Cursor keys of the Outputs array, the footprint picture and the heatmap (not in the footer).
     *(
         Key(
             f"{widget}.{name}",
@@ -683,6 +848,7 @@ KEYS: tuple[Key, ...] = (
         for widget, what, moves in (
             ("array", "the array", _ARRAY_MOVES),
             ("footprint", "the footprint", _ARRAY_MOVES[:4]),
+            ("heatmap", "the heatmap", _ARRAY_MOVES[:4]),
         )
         for name, keys, action, label in moves
     ),

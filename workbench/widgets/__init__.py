@@ -7,6 +7,7 @@ detail_line.py      DetailLine: one line, the whole text when hovered or focused
 array_view.py       ArrayView: a 2-D window onto an array, formatting only what is visible
 buffer_view.py      BufferView: a pipeline buffer between steps
 footprint_picture.py  FootprintPicture: which workgroup wrote which element
+zoom_heatmap.py     ZoomHeatmap: a 2-D array as a heatmap to zoom into, the value under the cursor
 source_view.py      SourceView: highlighted WGSL, rendering only the lines on screen
 step_list.py, step_buffers.py   the Steps screen's steps and buffers
 plots.py            heatmaps, histograms and line plots (Rich renderables, not widgets)

@@ -1,6 +1,7 @@
 """The baseline bar: under the verdict, the run on screen against the pinned run, output by output
-(max |Δ|, changed elements, the worst one's named index) and in time. Hidden while nothing is
-pinned; the figures come from `workbench.viewmodel.baseline`."""
+(max |Δ|, changed elements, the worst one's named index) and in time; a run on another adapter than
+the pinned one's says so on the first line. Hidden while nothing is pinned; the figures come from
+`workbench.viewmodel.baseline`."""
 
 from __future__ import annotations
 
@@ -25,8 +26,11 @@ def _output_line(d: OutputDiff, width: int) -> Text:
 
 
 def baseline_text(diff: BaselineDiff, snapshot: bool) -> Text:
-    """The bar's lines for one run against the pinned one."""
+    """The bar's lines for one run against the pinned one; runs on two adapters say so first,
+    on a line of its own (the header line is cut at the bar's width)."""
     text = Text()
+    if diff.across:  # the adapter shown in the header is this run's
+        text.append(f"pinned on another adapter: {diff.across}\n", style="bold yellow")
     text.append("baseline ", style="bold")
     text.append(diff.pinned.label(snapshot))
     if diff.is_pinned_run:
@@ -60,7 +64,7 @@ class BaselineBar(Static):
     """The run on screen against the pinned one; not displayed while nothing is pinned."""
 
     DEFAULT_CSS = """
-    BaselineBar { height: auto; max-height: 7; display: none; text-wrap: nowrap; text-overflow: ellipsis; }
+    BaselineBar { height: auto; max-height: 8; display: none; text-wrap: nowrap; text-overflow: ellipsis; }
     BaselineBar.-pinned { display: block; }
     """
 

@@ -20,7 +20,9 @@ from textual.widgets import Footer
 
 from workbench.viewmodel.keys import footer_rank
 
-COMPACT_BELOW = 120
+# Below this width the keys are packed tighter: the kernel screen's keys that matter (run to steps,
+# `workbench.viewmodel.keys` order) fit at 120 columns only packed.
+COMPACT_BELOW = 140
 
 
 class ShownKey(Protocol):

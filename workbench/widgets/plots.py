@@ -50,7 +50,7 @@ def downsample(a: np.ndarray, rows: int, cols: int, how: str = "absmax") -> np.n
     return out
 
 
-def _diverging(t: float) -> tuple[int, int, int]:
+def diverging(t: float) -> tuple[int, int, int]:
     """-1 → blue, 0 → dark grey, +1 → red."""
     t = max(-1.0, min(1.0, t))
     base = 40
@@ -95,7 +95,7 @@ def heatmap(
     def colour(v: float) -> tuple[int, int, int]:
         if not math.isfinite(v):
             return NONFINITE
-        return _diverging(v / top) if signed else _sequential(abs(v) / top)
+        return diverging(v / top) if signed else _sequential(abs(v) / top)
 
     text = Text(no_wrap=True, overflow="crop")
     for i in range(0, grid.shape[0], 2):
@@ -117,7 +117,7 @@ def legend(lo: float, hi: float, signed: bool = True, width: int = 20) -> Text:
     text.append(f"{lo:.3g} ", style="dim")
     for k in range(width):
         t = k / max(width - 1, 1)
-        rgb = _diverging(2 * t - 1) if signed else _sequential(t)
+        rgb = diverging(2 * t - 1) if signed else _sequential(t)
         text.append("█", Style(color=f"rgb{rgb}"))
     text.append(f" {hi:.3g}", style="dim")
     return text

@@ -126,6 +126,14 @@ class Takeaway(MainBase):
         self.app.copy_to_clipboard(text)
         self.notify(f"copied {what}", title="clipboard", markup=False)
 
+    def action_heatmap(self) -> None:
+        """Open (or close) the zoomable heatmap of the Outputs table's 2-D array."""
+        self.tabs.active = "tab-outputs"
+        try:
+            self.query_one(OutputsPane).toggle_heatmap()
+        except UserError as exc:
+            self.notify(str(exc), severity="warning")
+
     def action_jump(self) -> None:
         """Show an element of the Outputs table's array by its index."""
         pane = self.query_one(OutputsPane)

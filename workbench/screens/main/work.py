@@ -2,7 +2,8 @@
 (`workbench.viewmodel.jobs`) whose typed result goes into the kernel's state; one at a time, shown
 in the verdict bar while in flight, cancelled with escape. Every key acts or says why it cannot
 (`refused`, from `viewmodel.feedback`). The bench, workgroup-stepping and check-all screens are
-asked of the app with a message (`OpenBench`, `OpenWorkgroupSteps`, `OpenCheckAll`).
+asked of the app with a message (`OpenBench`, `OpenWorkgroupSteps`, `OpenCheck`,
+`OpenCheckAll`).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from workbench.messages import (
     JobFailed,
     JobProgress,
     OpenBench,
+    OpenCheck,
     OpenCheckAll,
     OpenDebug,
     OpenWorkgroupSteps,
@@ -201,12 +203,17 @@ class KernelWork(MainBase):
 
     def action_cancel(self) -> None:
         """Cancel the work in flight now: the screen says so at once, and drops its outcome.
-        The worker stops after the dispatch under way (a dispatch cannot be interrupted); work
-        started meanwhile waits for the GPU until then."""
+        The worker stops at its next submission (a dispatch under way cannot be interrupted);
+        work started meanwhile waits for the GPU until then, and a second notification says when
+        the adapter is free again."""
         work, st, ticket = self.busy, self.states.get(self._busy_key or ""), self.in_flight
         if work is None or ticket is None:
             return
-        self.cancel(ticket, drop=True)
+
+        def freed() -> None:
+            self.notify(f"the adapter is free again (the {work.noun} stopped)", title=work.noun)
+
+        self.cancel(ticket, drop=True, freed=freed)
         cancel_references()  # a corpus's refs.py in a loop stops now, not after its time limit
         self.busy, self.in_flight = None, None
         self.refresh_bindings()
@@ -214,11 +221,18 @@ class KernelWork(MainBase):
             st.cancel(work)
         self.refresh_view()
         self.notify(
-            f"cancelled the {work.noun}; the GPU finishes the dispatch under way",
+            f"cancelled the {work.noun}: it stops at its next submission to the adapter "
+            "(a dispatch under way finishes first)",
             title=work.noun,
         )
 
     # -- other screens on the current kernel -----------------------------------------------------
+    def action_check(self) -> None:
+        """Every check of the current kernel at its form's dims, on the check screen."""
+        target = self._target("check")
+        if target is not None:
+            self.post_message(OpenCheck(target.session, target.kernel.name, target.case))
+
     def action_bench_variants(self) -> None:
         """Sweep an override or A/B the current kernel on the bench screen."""
         session = self.wb.session

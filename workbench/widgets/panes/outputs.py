@@ -1,7 +1,9 @@
 """The Outputs tab: one output (or input) at a time as a 2-D slice table, with its stats, a heatmap
 and a histogram. Large arrays go through ArrayView (only the visible window is formatted); the
 pictures are computed once per output and slice and cached with the run. The table's cursor cell or
-selection can be copied as text (`copy_text`), and `jump` shows any element by its full index."""
+selection can be copied as text (`copy_text`), and `jump` shows any element by its full index.
+`toggle_heatmap` puts a zoomable heatmap of a 2-D output (or slice) beside the table in place of the
+small pictures (`ZoomHeatmap`); enter there shows its cursor's element in the table."""
 
 from __future__ import annotations
 
@@ -23,6 +25,7 @@ from workbench.viewmodel.slicing import parse_slice, placeholder
 from workbench.viewmodel.takeaway import block_text, value_text
 from workbench.widgets.array_view import FOLD, ArrayView
 from workbench.widgets.plots import heatmap, histogram, legend
+from workbench.widgets.zoom_heatmap import ZoomHeatmap
 
 SLIM_BELOW = 80  # columns: below, the heatmap and histogram are left out
 
@@ -53,6 +56,9 @@ class OutputsPane(Vertical):
     OutputsPane .title { color: $text-muted; height: 1; }
     OutputsPane #out-heat { height: auto; }
     OutputsPane #out-hist { height: 1fr; }
+    OutputsPane #out-zoom { display: none; }
+    OutputsPane.-zoom #out-zoom { display: block; }
+    OutputsPane.-zoom #out-side { display: none; }
     """
 
     view: reactive[View] = reactive(View, init=False)
@@ -76,6 +82,7 @@ class OutputsPane(Vertical):
         yield Static(id="out-stats")
         with Horizontal():
             yield ArrayView(id="out-table")
+            yield ZoomHeatmap(id="out-zoom")
             with Vertical(id="out-side"):
                 yield Static(classes="title", id="out-heat-title")
                 yield Static(id="out-heat")
@@ -165,6 +172,11 @@ class OutputsPane(Vertical):
             return
         self._shown = (name, arr, axes, lead)
         table.show(part, ref_part, tol)
+        if self.has_class("-zoom"):  # the heatmap follows the output and slice shown
+            if part.ndim == 2 and part.size:
+                self.query_one(ZoomHeatmap).show(name, part, axes, lead)
+            else:
+                self.set_class(False, "-zoom")
         stats = Text()
         stats.append("×".join(map(str, arr.shape)) + f" {arr.dtype}  ", style="bold")
         if part.ndim == 2:
@@ -192,6 +204,36 @@ class OutputsPane(Vertical):
         self.query_one("#out-heat", Static).update(heat)
         self.query_one("#out-legend", Static).update(leg)
         self.query_one("#out-hist", Static).update(hist)
+
+    # -- the zoomable heatmap ---------------------------------------------------------------------
+    def toggle_heatmap(self) -> bool:
+        """Open the heatmap of the 2-D array (or slice) in the table, focused; or close it.
+        True when it is open now; UserError (one line) when there is no 2-D array to draw."""
+        heat = self.query_one(ZoomHeatmap)
+        if self.has_class("-zoom"):
+            self.set_class(False, "-zoom")
+            self.query_one(ArrayView).focus()
+            return False
+        if self._shown is None:
+            raise UserError(f"no array on show: run the kernel first ({key('run')})")
+        name, arr, axes, lead = self._shown
+        part = arr[lead] if lead else arr
+        if part.ndim != 2 or part.size == 0:
+            raise UserError(
+                f"{name} is {'empty' if not part.size else f'{part.ndim}-D'}: the heatmap draws a "
+                "2-D output (or a 2-D slice of a larger one)"
+            )
+        self.set_class(True, "-zoom")
+        heat.show(name, part, axes, lead)
+        heat.focus()
+        return True
+
+    @on(ZoomHeatmap.Picked)
+    def _picked(self, event: ZoomHeatmap.Picked) -> None:
+        event.stop()
+        table = self.query_one(ArrayView)
+        table.move_to(*event.at)
+        table.focus()
 
     # -- taking values away ------------------------------------------------------------------------
     def shown_array(self) -> tuple[str, tuple[int, ...], tuple[str, ...]] | None:

@@ -112,7 +112,11 @@ class TimingPane(Vertical):
             chart.masked("the roofline is masked in snapshot mode")
             return
         if roof is None or figures is None:
-            chart.masked("no roofline: the kernel has no cost model" if roof else "no roofline yet")
+            chart.masked(
+                "no roofline: the kernel has no cost model"
+                if roof
+                else "no roofline on this adapter yet: the next bench measures it"
+            )
         else:
             earlier = [
                 Point(p.label, p.intensity, p.gflop_s, p.gb_s, faint=True)
