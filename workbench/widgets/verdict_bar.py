@@ -117,6 +117,8 @@ def _run_text(
         # FAIL, or what was missing (NO_WORK, EMPTY, NOTHING_COMPARED): never a pass.
         text.append(f" {run.verdict.word} ", style=style("fail"))
         text.append(" ")
+    if run.unwritten_note:
+        text.append(f"{run.unwritten_note}  ", style=style("bad"))
     for name, c in run.compare.items():
         text.append(*(("✓ ", style("good")) if c.ok else ("✗ ", style("bad"))))
         text.append(f"{name} ", style=style("name"))
