@@ -416,6 +416,10 @@ class Comparison:
             parts.append(f"rel, ULP {NONE} (no element has rtol·|ref| ≥ atol)")
         return "; ".join(parts)
 
+    def nonfinite_text(self) -> str:
+        """`NaN/Inf positions differ: 101`: elements NaN or Inf on one side only, or unlike."""
+        return f"NaN/Inf positions differ: {fmt_int(self.n_nonfinite_mismatch)}"
+
     def summary(self) -> str:
         if self.n_total == 0:
             return f"{self.name}: empty case: 0 elements, nothing compared"
@@ -425,7 +429,7 @@ class Comparison:
             else f"FAIL {fmt_int(self.n_bad)}/{fmt_int(self.n_total)} outside tolerance"
         )
         if self.n_nonfinite_mismatch:
-            verdict += f"; NaN/Inf positions differ: {fmt_int(self.n_nonfinite_mismatch)}"
+            verdict += f"; {self.nonfinite_text()}"
         tol = f"(rtol {self.rtol:g}, atol {self.atol:g})"
         if self.n_nonfinite_mismatch == self.n_total:
             # Every element is NaN/Inf on one side only: there is no difference to measure.

@@ -174,7 +174,7 @@ class KernelSelection(MainBase):
         key_ = kernel_key(case.kernel)
         form = FormState(dims={k: str(v) for k, v in case.dims.items()}, seed=str(case.seed))
         st = self.states[key_] = KernelState(form=form, case=case, case_key=form.key)
-        st.run = run
+        st.run, st.run_form = run, form.key
         st.set_error(error)
         self.browser.select(key_)
         await self.open_kernel(key_)
