@@ -298,11 +298,17 @@ def rel_floor(rtol: float, atol: float) -> float:
     return 0.0 if atol == 0 else math.inf
 
 
-def name_index(index: Sequence[int], axes: Sequence[str]) -> str:
-    """`s=17 h=3 d=40` for a multi-index with named axes (`i=…` without names)."""
+def named_index(index: Sequence[int], axes: Sequence[str]) -> list[tuple[str, int]]:
+    """(axis, position) of each axis of a multi-index: the output's axis names, or `i` (one
+    axis), `i0`, `i1`… where it has none."""
     if len(axes) != len(index):
         axes = [f"i{k}" for k in range(len(index))] if len(index) > 1 else ["i"]
-    return " ".join(f"{a}={i}" for a, i in zip(axes, index, strict=True))
+    return [(a, int(i)) for a, i in zip(axes, index, strict=True)]
+
+
+def name_index(index: Sequence[int], axes: Sequence[str]) -> str:
+    """`s=17 h=3 d=40` for a multi-index with named axes (`i=…` without names)."""
+    return " ".join(f"{a}={i}" for a, i in named_index(index, axes))
 
 
 # -- one output against its reference -------------------------------------------------------------
