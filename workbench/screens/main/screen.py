@@ -224,6 +224,9 @@ class MainScreen(KernelSelection, CaseFormControl, KernelWork, BaselineControl, 
             self.query_one(TimingPane).redraw()
         elif event.pane.id == "tab-source":
             self.call_after_refresh(self.query_one(SourcePane).scroll_to_target)
+        elif event.pane.id == "tab-footprint" and not isinstance(self.app.focused, Input):
+            # The picture takes the focus, so the arrows move its cursor, not the tabs.
+            self.call_after_refresh(self.query_one(FootprintPane).take_focus)
 
     def action_toggle_module(self) -> None:
         self.show_module = not self.show_module
