@@ -128,6 +128,8 @@ class MainBase(RunsJobs, Screen[None]):
             text.append(app.opening or "opening the GPU adapter…", style="italic")
         text.append(" · corpus ")
         text.append(app.corpus_label())
+        if app.corpus_why:
+            text.append(f" ({app.corpus_why})", style="dim")
         self.query_one("#topbar", Static).update(text)
 
     # -- what one concern asks of another --------------------------------------------------------

@@ -82,6 +82,25 @@ class KernelSelection(MainBase):
         if self.current:
             await self.open_kernel(self.current, rerun=True)
 
+    def switching_corpus(self, path: object) -> None:
+        """The app opens another corpus: say so where the verdict goes."""
+        self.verdict_bar.busy(f"opening {path}…", None)
+
+    async def corpus_opened(self) -> None:
+        """Another corpus on the same adapter: nothing of the last one is kept."""
+        session = self.wb.session
+        if session is None:
+            return
+        self.states.clear()
+        self._specs.clear()
+        self._statuses.clear()
+        self.current = self.browser.current = None
+        self.update_topbar()
+        self.show_corpus(session.corpus)
+        await self.session_ready()
+        if self.current:
+            self.wb.remember_kernel(self.current)
+
     def corpus_unreadable(self, error: str) -> None:
         """A file of the corpus changed and cannot be read: the results shown stay, marked
         stale, with the reason where the verdict goes, until the file is fixed."""
