@@ -60,6 +60,8 @@ STATUS_CELL = {
 _FROM = {"shipped": "shipped (read-only)", "yours": "yours"}
 
 
+ITALIC = "italic bright_black"  # a result's notes
+
 # The result column gets what the status and a long fixture name leave of the screen's width
 # (at least RESULT_MIN): its text is cut after a whole word, the detail line has it whole.
 NAMES_WIDTH = 52
@@ -170,14 +172,15 @@ class FixturesScreen(RunsJobs, Screen[None]):
         self._show_detail()
 
     def _result_text(self, r: ReplayResult) -> Text:
-        """The result in its column, cut after a whole word (the detail below has it whole)."""
-        text = Text(r.worst() if r.status != "skip" else (r.error or "skipped"))
-        if r.info:
-            text.append("  · " + "; ".join(r.info), style="italic bright_black")
-        clipped = clip_words(text.plain, self._result_width)
-        if clipped == text.plain:
-            return text
-        return Text.assemble(text[: len(clipped) - 1], "…")
+        """The result in its column, cut after a whole word (the detail below has it whole);
+        the notes (`source changed`: why it fails) keep their place at the end."""
+        worst = r.worst() if r.status != "skip" else (r.error or "skipped")
+        info = "  · " + "; ".join(r.info) if r.info else ""
+        room = max(self._result_width - len(info), self._result_width // 2)
+        text = Text(clip_words(worst, room))
+        if info:
+            text.append(clip_words(info, self._result_width - len(text)), style=ITALIC)
+        return text
 
     # -- replaying -------------------------------------------------------------------------------
     def action_replay_all(self) -> None:
