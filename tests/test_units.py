@@ -9,9 +9,11 @@ import pytest
 
 from workbench.units import (
     NONE,
+    clip_words,
     fmt_bytes,
     fmt_count,
     fmt_err,
+    fmt_fit,
     fmt_grid,
     fmt_ms,
     fmt_percent,
@@ -111,3 +113,39 @@ def test_error_value_ulp_ratio_and_percent() -> None:
     assert (fmt_ulp(None), fmt_ulp(1), fmt_ulp(2048)) == (NONE, "1 ULP", "2,048 ULP")
     assert (fmt_ratio(1.234), fmt_ratio(12.34)) == ("1.23×", "12.3×")
     assert (fmt_percent(0.45), fmt_percent(0.0041), fmt_percent(0.0)) == ("45%", "0.41%", "0%")
+
+
+@pytest.mark.parametrize(
+    ("x", "width", "text"),
+    [
+        (0.42, 6, "0.42"),
+        (362159.52, 6, "362160"),
+        (362159.52, 5, "3.6e5"),
+        (85712.3, 5, "85712"),
+        (6e-8, 5, "6e-8"),
+        (4.4e-6, 6, "4.4e-6"),
+        (-2e10, 5, "-2e10"),
+        (math.inf, 5, "inf"),
+        (-math.inf, 5, "-inf"),
+        (math.nan, 5, "nan"),
+        (0.0, 5, "0.00"),
+    ],
+)
+def test_fmt_fit_shortens_a_number_and_never_cuts_it(x: float, width: int, text: str) -> None:
+    got = fmt_fit(x, width)
+    assert got == text and len(got) <= width
+    if math.isfinite(x) and x:  # the short form reads as the number, to its digits
+        assert math.isclose(float(got), x, rel_tol=0.1)
+
+
+@pytest.mark.parametrize(
+    ("text", "width", "clipped"),
+    [
+        ("y max|Δ| 6.0e-08 at i=3", 40, "y max|Δ| 6.0e-08 at i=3"),
+        ("y max|Δ| 6.0e-08 at i=3", 12, "y max|Δ|…"),
+        ("dK max|Δ| 4.4e-06; dV max|Δ| 1e-07", 20, "dK max|Δ| 4.4e-06…"),
+    ],
+)
+def test_clip_words_cuts_after_a_whole_word(text: str, width: int, clipped: str) -> None:
+    assert clip_words(text, width) == clipped
+    assert len(clipped) <= width

@@ -33,6 +33,7 @@ from textual.screen import Screen
 from workbench.commands import WorkbenchCommands, bindings
 from workbench.config import Config, load_config
 from workbench.dialogs.adapters import AdapterScreen
+from workbench.dialogs.open_corpus import OpenCorpusScreen
 from workbench.errors import WorkbenchError
 from workbench.fixtures import ReplayResult
 from workbench.jobs import RunsJobs
@@ -61,7 +62,7 @@ from workbench.screens.workgroup_steps import WorkgroupStepScreen
 from workbench.session import Run, Session
 from workbench.viewmodel.advice import ui_message
 from workbench.viewmodel.fixture_places import FixturePlaces, fixture_places
-from workbench.viewmodel.jobs import AdapterJob, JobRunner, ReloadJob
+from workbench.viewmodel.jobs import AdapterJob, CorpusJob, JobRunner, ReloadJob
 from workbench.viewmodel.keys import keymap, rebind
 from workbench.viewmodel.paths import shown_path
 from workbench.viewmodel.watched import stamps
@@ -92,8 +93,11 @@ class WorkbenchApp(RunsJobs, KeysInOrder):
         kernel: str | None = None,
         remember: bool = False,
         fixtures: str | Path | None = None,
+        corpus_why: str = "",
     ) -> None:
         super().__init__()
+        # Why this corpus, for the header ("" given on the command line): `cli.ui.corpus_why`.
+        self.corpus_why = corpus_why
         self.fixtures_option = Path(fixtures) if fixtures is not None else None
         self.config = config if config is not None else load_config()
         self.corpus_path = corpus
@@ -291,6 +295,34 @@ class WorkbenchApp(RunsJobs, KeysInOrder):
     def _adapter_failed(self, failure: JobFailed) -> None:
         self.notify(failure.error, severity="error", title="adapter")
         self.main.refresh_view()
+
+    # -- another corpus ------------------------------------------------------------------------
+    def action_open_corpus(self) -> None:
+        if self.session is None:
+            self.notify("the adapter is still opening")
+            return
+        if self.main.busy:
+            self.notify("a run is in flight: escape cancels it first", severity="warning")
+            return
+        self.push_screen(
+            OpenCorpusScreen(self.corpus_label(), blink=not self.snapshot), self._corpus_chosen
+        )
+
+    def _corpus_chosen(self, path: Path | None) -> None:
+        if path is None or self.session is None:
+            return
+        self.main.switching_corpus(path)
+
+        async def opened(session: Session) -> None:
+            self.session, self.corpus_path, self.corpus_why = session, path, ""
+            self._mtimes = stamps(Path(session.corpus.root), session.corpus.watched)
+            await self.main.corpus_opened()
+
+        def failed(failure: JobFailed) -> None:
+            self.notify(f"cannot open {path}: {failure.error}", severity="error", title="corpus")
+            self.main.refresh_view()
+
+        self.submit(CorpusJob(self.session, path), opened, failed)
 
     # -- fixtures ------------------------------------------------------------------------------
     def fixture_places(self) -> FixturePlaces:

@@ -298,11 +298,17 @@ def rel_floor(rtol: float, atol: float) -> float:
     return 0.0 if atol == 0 else math.inf
 
 
-def name_index(index: Sequence[int], axes: Sequence[str]) -> str:
-    """`s=17 h=3 d=40` for a multi-index with named axes (`i=…` without names)."""
+def named_index(index: Sequence[int], axes: Sequence[str]) -> list[tuple[str, int]]:
+    """(axis, position) of each axis of a multi-index: the output's axis names, or `i` (one
+    axis), `i0`, `i1`… where it has none."""
     if len(axes) != len(index):
         axes = [f"i{k}" for k in range(len(index))] if len(index) > 1 else ["i"]
-    return " ".join(f"{a}={i}" for a, i in zip(axes, index, strict=True))
+    return [(a, int(i)) for a, i in zip(axes, index, strict=True)]
+
+
+def name_index(index: Sequence[int], axes: Sequence[str]) -> str:
+    """`s=17 h=3 d=40` for a multi-index with named axes (`i=…` without names)."""
+    return " ".join(f"{a}={i}" for a, i in named_index(index, axes))
 
 
 # -- one output against its reference -------------------------------------------------------------
@@ -416,6 +422,10 @@ class Comparison:
             parts.append(f"rel, ULP {NONE} (no element has rtol·|ref| ≥ atol)")
         return "; ".join(parts)
 
+    def nonfinite_text(self) -> str:
+        """`NaN/Inf positions differ: 101`: elements NaN or Inf on one side only, or unlike."""
+        return f"NaN/Inf positions differ: {fmt_int(self.n_nonfinite_mismatch)}"
+
     def summary(self) -> str:
         if self.n_total == 0:
             return f"{self.name}: empty case: 0 elements, nothing compared"
@@ -425,7 +435,7 @@ class Comparison:
             else f"FAIL {fmt_int(self.n_bad)}/{fmt_int(self.n_total)} outside tolerance"
         )
         if self.n_nonfinite_mismatch:
-            verdict += f"; NaN/Inf positions differ: {fmt_int(self.n_nonfinite_mismatch)}"
+            verdict += f"; {self.nonfinite_text()}"
         tol = f"(rtol {self.rtol:g}, atol {self.atol:g})"
         if self.n_nonfinite_mismatch == self.n_total:
             # Every element is NaN/Inf on one side only: there is no difference to measure.

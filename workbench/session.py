@@ -142,6 +142,17 @@ class Run:
     unwritten: tuple[str, ...] = ()
 
     @property
+    def unwritten_note(self) -> str | None:
+        """What the sentinel evidence found never written, said the same by the command line and
+        the terminal UI; None when every output was written."""
+        if not self.unwritten:
+            return None
+        return (
+            f"the kernel wrote nothing into {', '.join(self.unwritten)} (check the dims, grid and "
+            "uniforms)"
+        )
+
+    @property
     def verdict(self) -> Verdict:
         """What this run verified, by the one rule (`workbench.verdicts`)."""
         return decide_comparisons(

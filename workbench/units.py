@@ -119,6 +119,26 @@ def fmt_err(x: float) -> str:
     return f"{x:.1e}"
 
 
+def fmt_fit(x: float, width: int) -> str:
+    """`x` in at most `width` characters (5 or more), as exactly as they allow: fixed point with
+    up to 2 decimals (`0.42`, `85712`), else a short exponent form (`8.6e4`, `6e-8`, `-2e10`),
+    never a prefix of a longer number; `inf`, `-inf`, `nan` as such."""
+    if math.isnan(x):
+        return "nan"
+    if math.isinf(x):
+        return "inf" if x > 0 else "-inf"
+    for decimals in (2, 1, 0):
+        text = f"{x:.{decimals}f}"
+        if len(text) <= width and (x == 0 or abs(float(text)) >= 10.0**-decimals):
+            return text
+    for digits in range(width, 0, -1):
+        mantissa, exponent = f"{x:.{digits - 1}e}".split("e")
+        text = f"{mantissa}e{int(exponent)}"
+        if len(text) <= width:
+            return text
+    return f"{x:.0e}"
+
+
 def fmt_val(x: float) -> str:
     """A value beside its reference: enough digits (7) to see an f32 difference."""
     if math.isnan(x):
@@ -163,6 +183,17 @@ def fmt_num(x: float) -> str:
     if math.isinf(x):
         return "inf" if x > 0 else "-inf"
     return f"{x:.4g}"
+
+
+def clip_words(text: str, width: int) -> str:
+    """`text` in at most `width` characters: whole if it fits, else cut after its last whole word
+    that fits and ended with `…`, so that no number is cut into another (`6.0e-08` never shows as
+    `6.0`)."""
+    if len(text) <= width:
+        return text
+    head = text[: max(width - 1, 0)]
+    cut = head.rfind(" ")
+    return (head[:cut] if cut > 0 else head).rstrip(" ,;:") + "…"
 
 
 def fmt_grid(grid: Sequence[int]) -> str:

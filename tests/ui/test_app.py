@@ -73,8 +73,8 @@ async def test_loop_dims_recipe_run_and_every_tab() -> None:
         assert "n = 2,400" in _text(app, "#derived")
         assert "3 workgroups" in _text(app, "#derived")
         # A bad dim is shown inline, never raised.
-        await type_into(pilot, "#dim-seq", "x")
-        assert "seq" in _text(app, "#problems") and "whole number" in _text(app, "#problems")
+        await type_into(pilot, "#dim-seq", "70000")
+        assert "seq must be in [0, 65,535]" in _text(app, "#problems")
         await type_into(pilot, "#dim-seq", "8")
         assert _text(app, "#problems") == ""
         # An input recipe: grad_hidden all ones.
@@ -90,7 +90,7 @@ async def test_loop_dims_recipe_run_and_every_tab() -> None:
         table = app.main.query_one(ArrayView)
         line = "".join(seg.text for seg in table.render_line(1))
         assert f"{float(run.outputs['grad_gate'][0, 0]):.4g}" in line
-        assert "8×300 float32" in _text(app, "#out-stats")
+        assert "8×300 float32  seq down × d_ff across" in _text(app, "#out-stats")
         tabs = app.main.query_one(TabbedContent)
         for key, pane in zip(
             "123456", ("outputs", "diff", "gradients", "timing", "source", "bindings"), strict=True

@@ -89,8 +89,13 @@ async def test_the_footprint_key_draws_races_and_holes_and_names_the_writers(ins
         assert app.main.query_one(TabbedContent).active == "tab-footprint"
         summary = str(app.main.query_one("#footprint-summary", Static).render())
         assert "out: 961 of 1,024 written" in summary and "14 races, 63 holes" in summary
+        # The picture has the focus (the arrows move its cursor, not the tabs), and the races
+        # and holes are listed beside it as the command line lists them.
         picture = app.main.query_one(FootprintPicture)
-        picture.focus()
+        assert app.focused is picture
+        problems = str(app.main.query_one("#footprint-problems-below", Static).render())
+        assert problems.startswith("race at i=64: workgroups 0, 1 (a race)\n")
+        assert "hole i=961 .. i=1023 (63 elements)" in problems
         await press_settled(pilot, "down", "down")  # row 2: workgroup 2's share, first element
         selected = str(app.main.query_one("#footprint-selected", Static).render())
         assert selected == "i=128: workgroups 1, 2 (a race)"

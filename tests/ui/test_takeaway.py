@@ -120,11 +120,21 @@ def test_diff_csv_holds_the_comparisons_figures(run: Run, tmp_path: Path) -> Non
         assert int(row[5]) == c.n_bad and int(row[6]) == c.n_total == 256
         assert float(row[7]) == c.rtol and float(row[8]) == c.atol
     blank = rows.index([])
+    # The elements' index: one column per axis, each a whole number (issue 31, item 12).
+    assert rows[blank + 1] == [
+        "output",
+        "seq",
+        "d_ff",
+        "got",
+        "reference",
+        "|Δ|",
+        "|Δ| / tolerance",
+    ]
     worst = rows[blank + 2 :]
     assert len(worst) == 24 and {r[0] for r in worst} == {"grad_gate", "grad_up"}
     # Each worst element's |Δ| is |got - reference| of the element it names.
-    for name, where, got, ref, diff, _ in worst:
-        idx = tuple(int(part.split("=")[1]) for part in where.split())
+    for name, seq, d_ff, got, ref, diff, _ in worst:
+        idx = (int(seq), int(d_ff))
         assert float(got) == float(run.outputs[name][idx])
         assert float(ref) == float(run.reference[name][idx])
         assert float(diff) == pytest.approx(abs(float(got) - float(ref)), rel=1e-12, abs=0)

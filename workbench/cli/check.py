@@ -16,6 +16,7 @@ from typing import Any
 from workbench.checks import CHECK_KINDS, DEFAULT_WHAT, CheckReport, check_case
 from workbench.checks.determinism import DEFAULT_REPEATS
 from workbench.checks.report import compact_lines, report_lines
+from workbench.checks.result import Say
 from workbench.checks.runner import parse_what
 from workbench.checks.sizing import small_dims
 from workbench.checks.special import Injection, parse_injection
@@ -177,6 +178,16 @@ def _build_case(session: Session, args: argparse.Namespace) -> Case:
     return session.case(args.kernel, dims=dims, **kw)
 
 
+def per_kernel(say: Say, i: int, n: int) -> Say:
+    """Progress of kernel `i` (from 0) of `n` as progress of them all: `[3/17] msg` at the
+    fraction of the whole, so the percentage and the count agree (never `40% [17/17]`)."""
+
+    def said(msg: str, frac: float) -> None:
+        say(f"[{i + 1}/{n}] {msg}", (i + min(max(frac, 0.0), 1.0)) / max(n, 1))
+
+    return said
+
+
 def _check_all(
     session: Session, args: argparse.Namespace, options: dict[str, Any], progress: Progress
 ) -> int:
@@ -185,8 +196,7 @@ def _check_all(
     reports: list[CheckReport] = []
     errors: list[dict[str, str]] = []
     for i, kernel in enumerate(kernels):
-        label = f"[{i + 1}/{len(kernels)}] "
-        options["progress"] = lambda msg, frac, label=label: progress(label + msg, frac)
+        options["progress"] = per_kernel(progress, i, len(kernels))
         try:
             case = session.case(kernel, seed=args.seed, adhoc=args.adhoc)
             if args.quick:

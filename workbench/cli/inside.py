@@ -82,12 +82,8 @@ def print_footprint(fp: Footprint) -> None:
         print(
             f"  {name}: {fmt_int(o.written)} of {fmt_count(o.elements, 'element')} written; {o.verdict()}"
         )
-        if not o.atomic:
-            for i in o.first_races():
-                print(f"    race at {o.named(i)}: {o.writers(i)}")
-            for a, b in o.hole_ranges():
-                span = o.named(a) if a == b else f"{o.named(a)} .. {o.named(b)}"
-                print(f"    hole {span} ({fmt_count(b - a + 1, 'element')})")
+        for line in o.problem_lines():
+            print(f"    {line}")
     for note in fp.notes:
         print(f"  note: {note}")
 

@@ -69,16 +69,6 @@ def cmd_run(args: argparse.Namespace) -> int:
     return 1 if run.ok is False else 0
 
 
-def unwritten_line(run: Run) -> str | None:
-    """What the sentinel evidence found never written, or None when every output was written."""
-    if not run.unwritten:
-        return None
-    return (
-        f"the kernel wrote nothing into {', '.join(run.unwritten)} (check the dims, grid and "
-        "uniforms)"
-    )
-
-
 def save_outputs(run: Run, folder: Path, overwrite: bool) -> None:
     """One `NAME.npy` per output in `folder`, each written atomically; every file is checked
     before any is written, so a refusal leaves the folder as it was."""
@@ -178,7 +168,7 @@ def print_run(run: Run) -> None:
             print(f"  {CPU_TIMES}")
     for note in case.notes:
         print(f"  note: {note}")
-    line = unwritten_line(run)
+    line = run.unwritten_note
     if line:
         print(f"  {line}")
     if run.verdict is not Verdict.RAN:

@@ -11,6 +11,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, ClassVar
 
 from rich.text import Text
+from textual import on
 from textual.app import ComposeResult
 from textual.binding import BindingType
 from textual.screen import Screen
@@ -19,12 +20,27 @@ from textual.widgets import DataTable, ProgressBar, Static
 from workbench.commands import bindings
 from workbench.jobs import RunsJobs
 from workbench.messages import JobFailed
+from workbench.units import clip_words
 from workbench.viewmodel.jobs import CheckJob, Ticket
 from workbench.widgets.key_footer import KeyFooter
+from workbench.widgets.whole_cells import WholeCellTable
 
 if TYPE_CHECKING:
     from workbench.checks import CheckReport
     from workbench.session import Case, Session
+
+CHECKS_WIDTH = 80  # the checks column; the line below the table has the highlighted row whole
+
+
+def checks_summary(report: CheckReport) -> str:
+    """One line for a kernel's row: why it is not a pass first (the verdict that is not one,
+    then the failed checks), then the checks that passed."""
+    results = sorted(report.results, key=lambda r: r.ok)  # stable: the failed ones first
+    summary = "; ".join(f"{r.kind} {r.summary}" for r in results)
+    if report.verdict not in ("pass", "fail"):
+        summary = f"{report.verdict.text}; {summary}"
+    return summary
+
 
 VERDICT = {True: ("✓ pass", "green"), False: ("✗ FAIL", "bold red"), None: ("✗ error", "red")}
 
@@ -41,6 +57,7 @@ class CheckAllScreen(RunsJobs, Screen[None]):
         self._ticket: Ticket | None = None  # the kernel in flight
         self._stopped = False
         self.done = False  # every row in, or the checks cancelled: escape goes back
+        self._summaries: list[str] = []  # each row's checks, whole
 
     def compose(self) -> ComposeResult:
         yield Static(
@@ -52,11 +69,14 @@ class CheckAllScreen(RunsJobs, Screen[None]):
             id="check-head",
         )
         yield ProgressBar(total=max(len(self.cases), 1), show_eta=False, id="check-progress")
-        table: DataTable[object] = DataTable(
+        table: WholeCellTable[object] = WholeCellTable(
             id="check-table", zebra_stripes=True, cursor_type="row"
         )
-        table.add_columns("kernel", "verdict", "checks")
+        table.add_column("kernel")
+        table.add_column("verdict")
+        table.add_column("checks", width=CHECKS_WIDTH)
         yield table
+        yield Static(id="check-detail")
         yield KeyFooter()
 
     def on_mount(self) -> None:
@@ -70,11 +90,7 @@ class CheckAllScreen(RunsJobs, Screen[None]):
         name, make_case = self.cases[index]
 
         def checked(report: CheckReport) -> None:
-            ok: bool | None = report.ok
-            summary = "; ".join(f"{r.kind} {r.summary}" for r in report.results)
-            if report.verdict not in ("pass", "fail"):
-                summary = f"{report.verdict.text}; {summary}"
-            self._row(name, ok, summary)
+            self._row(name, report.ok, checks_summary(report))
             self._check(index + 1)
 
         def failed(failure: JobFailed) -> None:
@@ -90,8 +106,18 @@ class CheckAllScreen(RunsJobs, Screen[None]):
 
     def _row(self, name: str, ok: bool | None, summary: str) -> None:
         label, style = VERDICT[ok]
-        self.query_one(DataTable).add_row(name, Text(label, style=style), summary)
+        self._summaries.append(summary)
+        self.query_one(DataTable).add_row(
+            name, Text(label, style=style), clip_words(summary, CHECKS_WIDTH)
+        )
         self.query_one(ProgressBar).advance(1)
+        self._show_detail()
+
+    @on(DataTable.RowHighlighted)
+    def _show_detail(self) -> None:
+        row = self.query_one(DataTable).cursor_row
+        whole = self._summaries[row] if 0 <= row < len(self._summaries) else ""
+        self.query_one("#check-detail", Static).update(Text(whole))
 
     def _finish(self, note: str) -> None:
         self._ticket = None

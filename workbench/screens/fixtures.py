@@ -38,12 +38,13 @@ from workbench.fixtures.report import result_lines, summary_line
 from workbench.jobs import RunsJobs
 from workbench.messages import JobFailed, JobProgress
 from workbench.session import Case, Run, Session
-from workbench.units import fmt_count
+from workbench.units import clip_words, fmt_count
 from workbench.viewmodel.fixture_places import origin
 from workbench.viewmodel.jobs import ReplayJob, Ticket
 from workbench.viewmodel.keys import key as key_of
 from workbench.viewmodel.paths import shown_path
 from workbench.widgets.key_footer import KeyFooter
+from workbench.widgets.whole_cells import WholeCellTable
 
 STATUS_CELL = {
     "pending": ("…", "bright_black"),
@@ -58,6 +59,14 @@ STATUS_CELL = {
 }
 # How the title and the detail line name where a fixture comes from.
 _FROM = {"shipped": "shipped (read-only)", "yours": "yours"}
+
+
+ITALIC = "italic bright_black"  # a result's notes
+
+# The result column gets what the status and a long fixture name leave of the screen's width
+# (at least RESULT_MIN): its text is cut after a whole word, the detail line has it whole.
+NAMES_WIDTH = 52
+RESULT_MIN = 24
 
 
 def _status(kind: str) -> Text:
@@ -92,6 +101,7 @@ class FixturesScreen(RunsJobs, Screen[None]):
         `adapter` is the adapter as the title names it (default: the session's label)."""
         super().__init__(name=name, id=id, classes=classes)
         self._session = session
+        self._result_width = RESULT_MIN  # set from the screen's width once mounted
         self._adapter = adapter
         self.paths = [Path(p) for p in paths] if paths else [SHIPPED_FIXTURES]
         self.fixtures: dict[str, Fixture | None] = {}  # manifest path -> fixture (None: unreadable)
@@ -107,7 +117,7 @@ class FixturesScreen(RunsJobs, Screen[None]):
         where = " · ".join(f"{_FROM[origin(p)]} {shown_path(p)}" for p in self.paths)
         adapter = self._adapter or self.session.adapter.label
         yield Static(f"Fixtures · {where} · {adapter}", id="fixtures-title")
-        yield DataTable(id="fixtures-table", cursor_type="row", zebra_stripes=True)
+        yield WholeCellTable(id="fixtures-table", cursor_type="row", zebra_stripes=True)
         yield ProgressBar(total=1.0, show_eta=False, id="fixtures-progress")
         yield Static("", id="fixtures-progress-label")
         yield Static("", id="fixtures-detail")
@@ -117,9 +127,10 @@ class FixturesScreen(RunsJobs, Screen[None]):
         table = self.query_one(DataTable)
         table.add_column("status", key="status", width=10)
         table.add_column("fixture", key="fixture")
-        table.add_column("from", key="from")
+        self._result_width = max(RESULT_MIN, self.app.size.width - NAMES_WIDTH)
+        table.add_column("result", key="result", width=self._result_width)
         table.add_column("kernel", key="kernel")
-        table.add_column("result", key="result")
+        table.add_column("from", key="from")
         table.add_column("dims", key="dims")
         self.reload()
         table.focus()
@@ -152,9 +163,9 @@ class FixturesScreen(RunsJobs, Screen[None]):
             table.add_row(
                 _status(result.status if result else "pending"),
                 path.stem,
-                origin(path),
-                fx.kernel if fx else "?",
                 self._result_text(result) if result else Text("not replayed", "dim"),
+                fx.kernel if fx else "?",
+                origin(path),
                 fx.dims_text() if fx else "",
                 key=key,
             )
@@ -162,9 +173,14 @@ class FixturesScreen(RunsJobs, Screen[None]):
         self._show_detail()
 
     def _result_text(self, r: ReplayResult) -> Text:
-        text = Text(r.worst() if r.status != "skip" else (r.error or "skipped"))
-        if r.info:
-            text.append("  · " + "; ".join(r.info), style="italic bright_black")
+        """The result in its column, cut after a whole word (the detail below has it whole);
+        the notes (`source changed`: why it fails) keep their place at the end."""
+        worst = r.worst() if r.status != "skip" else (r.error or "skipped")
+        info = "  · " + "; ".join(r.info) if r.info else ""
+        room = max(self._result_width - len(info), self._result_width // 2)
+        text = Text(clip_words(worst, room))
+        if info:
+            text.append(clip_words(info, self._result_width - len(text)), style=ITALIC)
         return text
 
     # -- replaying -------------------------------------------------------------------------------

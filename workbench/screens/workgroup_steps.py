@@ -111,7 +111,13 @@ class WorkgroupStepScreen(RunsJobs, Screen[None]):
         self._show(self.stepper.current)
 
     def action_source(self) -> None:
+        """Show (or hide) the instrumented module, at the kernel's own first line: the
+        preambles before it are the same for every kernel."""
         self.toggle_class("source")
+        if self.has_class("source"):
+            line = self.stepper.kernel_line()
+            scroll = self.query_one("#wg-source", VerticalScroll)
+            self.call_after_refresh(scroll.scroll_to, 0, max(line - 1, 0), animate=False)
 
     def action_close(self) -> None:
         self.dismiss(None)

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from workbench import closeness
-from workbench.closeness import name_index
+from workbench.closeness import name_index, named_index
 
 if TYPE_CHECKING:
     from workbench.session import Run
@@ -26,6 +26,7 @@ class Element:
     ratio: float  # |got - ref| / tolerance; inf for a non-finite mismatch
     rel: float | None = None  # |Δ| / |ref| where rtol·|ref| ≥ atol, else None
     ulp: int | None = None  # the same elements, in the output's dtype
+    at: tuple[tuple[str, int], ...] = ()  # `where` by axis: (("s", 17), ("h", 3), ("d", 40))
 
     @property
     def abs_diff(self) -> float | None:
@@ -65,5 +66,6 @@ def closest(run: Run, name: str, count: int, ratio: np.ndarray | None = None) ->
         if measured and got.dtype.kind == "f":
             ulp = int(closeness.ulp_distance(got[flat : flat + 1], ref[flat : flat + 1])[0])
         rel = abs(g - r) / abs(r) if measured else None
-        out.append(Element(name_index(idx, axes), g, r, float(ratio[flat]), rel, ulp))
+        at = tuple(named_index(idx, axes))
+        out.append(Element(name_index(idx, axes), g, r, float(ratio[flat]), rel, ulp, at))
     return out

@@ -88,6 +88,26 @@ class FormState:
         return {"seed": self.seed, "grid": self.grid}.get(field_id)
 
 
+# What each number field lets be typed (Textual's `Input.restrict`, matched against the whole
+# text): what its parser below reads, and no other letter, so that a key meant as a command
+# (`d`, `r`) is refused with a bell and a note instead of silently joining the number. A character
+# class, not a grammar: a grammar of every prefix would also refuse deleting a middle character.
+WHOLE_CHARS = r"[0-9_, ]*"
+SEED_CHARS = r"[0-9_ ]*"
+GRID_CHARS = r"[0-9_,× ]*"
+NUMBER_CHARS = r"[-+0-9_.eE ]*"
+
+
+def field_chars(field_id: str) -> str | None:
+    """The characters the form field `field_id` accepts (a regex for `Input.restrict`); None
+    for a field of free text (an input recipe)."""
+    if field_id.startswith("dim-"):
+        return WHOLE_CHARS
+    if field_id.startswith(("set-", "override-")):
+        return NUMBER_CHARS
+    return {"seed": SEED_CHARS, "grid": GRID_CHARS}.get(field_id)
+
+
 def _filled(fields: dict[str, str]) -> tuple[tuple[str, str], ...]:
     return tuple(sorted((k, v.strip()) for k, v in fields.items() if v.strip()))
 

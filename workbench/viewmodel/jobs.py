@@ -512,6 +512,25 @@ class ReloadJob(Job[None]):
 
 
 @dataclass(frozen=True)
+class CorpusJob(Job["Session"]):
+    """Another corpus (a folder, or one .wgsl file) on the adapter of `session`."""
+
+    work: ClassVar[Work] = CORPUS
+    session: Session
+    path: Path
+
+    def execute(self, ctx: Context) -> Session:
+        from workbench.session import Session
+        from workbench.wgsl.corpus import load_corpus
+
+        corpus = load_corpus(self.path)
+        with ctx.gpu():
+            new = Session.on_adapter(corpus, self.session.adapter)
+            new.open_device()
+        return new
+
+
+@dataclass(frozen=True)
 class AdapterJob(Job["Session"]):
     """The same corpus on another adapter, its device opened (a failure is said here, not at
     the next run)."""

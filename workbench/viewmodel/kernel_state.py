@@ -17,6 +17,7 @@ from workbench.bench.figures import Figures
 from workbench.bench.plot import Point
 from workbench.specs.registry import spec_for
 from workbench.units import fmt_ms
+from workbench.verdicts import Verdict
 from workbench.viewmodel.form import FormKey, FormState
 from workbench.viewmodel.jobs import BENCH, FOOTPRINT, GRADCHECK, PROBES, RUN, Work
 from workbench.viewmodel.status import KernelStatus
@@ -57,6 +58,7 @@ class KernelState:
     case_key: FormKey | None = None
     problems: tuple[str, ...] = ()
     run: Run | None = None
+    run_form: FormKey | None = None  # the form the run was started from (None: not from a form)
     report: CheckReport | None = None
     error: str | None = None
     # Where the error came from: "source" (reflection, compile, missing feature: cleared when the
@@ -101,8 +103,10 @@ class KernelState:
         self.last, self.cancelled = work, None
         self.set_error(None)
 
-    def ran(self, run: Run) -> None:
+    def ran(self, run: Run, form: FormKey | None = None) -> None:
+        """A run finished; `form`: the form it was started from (default: the form now)."""
         self.run, self.stale = run, None
+        self.run_form = self.form.key if form is None else form
         self._finished(BENCH if run.timing is not None and run.timing.reps else RUN)
         if run.timing is not None and run.timing.reps:
             self.medians.append(run.timing.median_ms)
@@ -138,6 +142,17 @@ class KernelState:
         """The user cancelled `work`: the results shown stay, from before it."""
         self.cancelled = work
 
+    @property
+    def shown_stale(self) -> str | None:
+        """Why the results shown are not for what is on screen: the source changed, another
+        adapter, or the form no longer says what the run was made of; None when they are."""
+        if self.stale or self.run is None:
+            return self.stale
+        if self.run_form is not None and self.run_form != self.form.key:
+            made = " ".join(f"{k}={v}" for k, v in self.run.case.dims.items())
+            return f"results for {made or 'the form as it was'}, not the form as it is now"
+        return None
+
     # -- the kernel's standing on this adapter -------------------------------------------------
     def source_problem(self, message: str) -> None:
         """Reflection failed, or the adapter lacks a feature: nothing can run until it changes."""
@@ -153,6 +168,21 @@ class KernelState:
         self.forget_case()
         if self.run is not None:
             self.stale = f"ran on {adapter}"
+
+
+def list_verdict(state: KernelState) -> tuple[str, str] | None:
+    """A kernel's last verdict as the kernel list shows it beside its name: (`PASS`, `FAIL`,
+    `RAN`, `ERROR`…, the mark kind whose colour it takes); results that are stale are dimmed
+    (`pending`); None before anything ran."""
+    if state.error and state.error_from == "run":
+        return "ERROR", "error"
+    if state.run is None:
+        return None
+    verdict = state.run.verdict
+    if state.shown_stale:
+        return verdict.word, "pending"
+    kind = "spec" if verdict.ok else ("adhoc" if verdict is Verdict.RAN else "error")
+    return verdict.word, kind
 
 
 @dataclass(frozen=True, eq=False)
@@ -211,7 +241,7 @@ def view_of(state: KernelState | None, kernel: Kernel | None, **facts: Any) -> V
         run=state.run,
         report=state.report,
         error=state.error,
-        stale=state.stale,
+        stale=state.shown_stale,
         medians=tuple(state.medians),
         benches=tuple(state.benches),
         footprint=state.footprint,

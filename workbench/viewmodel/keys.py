@@ -377,6 +377,15 @@ KEYS: tuple[Key, ...] = (
     ),
     Key("reload", "", "reload", "", "re-read every WGSL file now", "Reload corpus", scope="app"),
     Key(
+        "open_corpus",
+        "",
+        "open_corpus",
+        "",
+        "open another folder of .wgsl files (or one file) as the corpus, on the same adapter",
+        "Open corpus…",
+        scope="app",
+    ),
+    Key(
         "describe",
         "",
         "describe",

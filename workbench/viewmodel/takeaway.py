@@ -18,7 +18,7 @@ import numpy as np
 
 from workbench.errors import UserError
 from workbench.safewrite import write_file, write_text
-from workbench.viewmodel.diff import closest
+from workbench.viewmodel.diff import Element, closest
 
 if TYPE_CHECKING:
     from workbench.session import Run
@@ -113,18 +113,33 @@ def diff_tables(run: Run) -> tuple[list[list[str]], list[list[str]]]:
             ]
         )
         for e in closest(run, name, WORST_EXPORTED):
-            diff = "" if e.abs_diff is None else repr(e.abs_diff)
-            worst.append([name, e.where, repr(e.got), repr(e.ref), diff, repr(e.ratio)])
+            worst.append([name, e.where, *_figures(e)])
     return metrics, worst
 
 
+def _figures(e: Element) -> list[str]:
+    """got, reference, |Δ| and |Δ| / tolerance of an element, in full precision."""
+    diff = "" if e.abs_diff is None else repr(e.abs_diff)
+    return [repr(e.got), repr(e.ref), diff, repr(e.ratio)]
+
+
 def diff_csv(run: Run) -> str:
-    """The two tables as CSV, one after the other with a blank line between."""
-    metrics, worst = diff_tables(run)
+    """The two tables as CSV, one after the other with a blank line between; the elements'
+    index one column per axis (every output's axes, in order; blank where an output has none)."""
+    metrics, _ = diff_tables(run)
+    elements = [(name, e) for name in run.compare for e in closest(run, name, WORST_EXPORTED)]
+    axes = list(dict.fromkeys(a for _, e in elements for a, _ in e.at))
+    header = [WORST_COLUMNS[0], *axes, *WORST_COLUMNS[2:]]
+    worst = [[name, *_positions(e, axes), *_figures(e)] for name, e in elements]
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
-    writer.writerows([list(DIFF_COLUMNS), *metrics, [], list(WORST_COLUMNS), *worst])
+    writer.writerows([list(DIFF_COLUMNS), *metrics, [], header, *worst])
     return out.getvalue()
+
+
+def _positions(e: Element, axes: list[str]) -> list[str]:
+    at = dict(e.at)
+    return [str(at[a]) if a in at else "" for a in axes]
 
 
 def _md_row(cells: Sequence[str]) -> str:

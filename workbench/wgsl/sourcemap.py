@@ -18,6 +18,14 @@ class SourceMap:
             self.starts.append(module_line)
             self.runs.append((file, first_line, n_lines))
 
+    def module_line(self, file: str, line: int) -> int | None:
+        """The first module line that came from `file`'s `line` (`locate`'s inverse); None if
+        none did."""
+        for start, (f, first, n) in zip(self.starts, self.runs, strict=True):
+            if f == file and first <= line < first + n:
+                return start + line - first
+        return None
+
     def locate(self, module_line: int) -> tuple[str, int]:
         """(file, line) for a 1-based module line; lines past the end map to the last file."""
         k = bisect_right(self.starts, module_line) - 1

@@ -27,7 +27,7 @@ from textual.strip import Strip
 from workbench.closeness import bad_mask
 from workbench.commands import bindings
 
-CELL = 11  # characters per value, separator included
+CELL = 11  # characters per value, separator included, before any data is shown
 FOLD = 8  # values per row when a 1-D array is shown
 
 
@@ -42,6 +42,37 @@ def fmt_cell(v: float | int, integer: bool) -> str:
     if f == 0:
         return "-0" if np.signbit(f) else "0"
     return f"{f:.4g}"
+
+
+def value_width(data: np.ndarray, integer: bool) -> int:
+    """The characters the widest value of `data` takes as `fmt_cell` writes it (for floats an
+    upper bound, close: a cell sized by it holds every value whole, and as many columns fit as
+    the values allow, not as the widest possible number needs)."""
+    if data.size == 0:
+        return 1
+    if integer:
+        return max(len(str(int(data.min()))), len(str(int(data.max()))))
+    f = np.asarray(data, dtype=np.float64).ravel()
+    width = 0
+    if np.isnan(f).any() or np.isposinf(f).any():
+        width = 3  # nan, inf
+    if np.isneginf(f).any():
+        width = 4
+    if (f == 0).any():
+        width = max(width, 2 if np.signbit(f[f == 0]).any() else 1)
+    finite = f[np.isfinite(f) & (f != 0)]
+    if finite.size:
+        exp = np.floor(np.log10(np.abs(finite)))
+        # 4 significant digits: `e` from 1e4 (9999.5 rounds to 1e+04) and below 1e-4.
+        sci = (exp < -4) | (np.abs(finite) >= 9999.5)
+        exp_digits = max(2, len(str(int(np.abs(exp).max()))))
+        # `-1.234e-05`: sign, 5 of mantissa, `e`, the exponent's sign and digits; `0.001234`:
+        # 4 digits after the zeros; `123.4`: 4 digits and the point; a whole number its digits.
+        whole = finite == np.round(finite)  # `300`: its digits alone
+        fixed = np.where(exp >= 0, np.where(whole, exp + 1, 5), 2 - exp - 1 + 4)
+        widths = (finite < 0) + np.where(sci, 7 + exp_digits, fixed)
+        width = max(width, int(widths.max()))
+    return width
 
 
 class ArrayView(ScrollView, can_focus=True):
@@ -76,6 +107,7 @@ class ArrayView(ScrollView, can_focus=True):
         self._row_label: Callable[[int], str] = str
         self._col_label: Callable[[int], str] = str
         self._label_w = 4
+        self._cell = CELL
         self._integer = False
         self._empty_text = "nothing to show"
         self._folded_n: int | None = None
@@ -117,8 +149,11 @@ class ArrayView(ScrollView, can_focus=True):
         self._row_label, self._col_label = row_label, col_label
         self._integer = data.dtype.kind in "iub"
         rows = data.shape[0]
+        # Cells as wide as the widest value or column label, and one space.
+        label = len(col_label(max(data.shape[1] - 1, 0)))
+        self._cell = max(value_width(data, self._integer), label, 2) + 1
         self._label_w = max(4, len(row_label(max(rows - 1, 0))) + 1)
-        self.virtual_size = Size(self._label_w + CELL * data.shape[1], rows + 1)
+        self.virtual_size = Size(self._label_w + self._cell * data.shape[1], rows + 1)
         self.cursor, self.select_from = (0, 0), None
         self.scroll_to(0, 0, animate=False)
         self.refresh()
@@ -174,11 +209,11 @@ class ArrayView(ScrollView, can_focus=True):
         row, col = self.cursor
         sx, sy = self.scroll_offset
         body_rows = max(self.size.height - 1, 1)
-        body_cols = max((self.size.width - self._label_w) // CELL, 1)
-        first = -(-sx // CELL)
+        body_cols = max((self.size.width - self._label_w) // self._cell, 1)
+        first = -(-sx // self._cell)
         y = row if row < sy else (row - body_rows + 1 if row >= sy + body_rows else sy)
         x = col if col < first else (col - body_cols + 1 if col >= first + body_cols else first)
-        self.scroll_to(x * CELL, y, animate=False)
+        self.scroll_to(x * self._cell, y, animate=False)
 
     def on_focus(self) -> None:
         self.refresh()
@@ -209,8 +244,8 @@ class ArrayView(ScrollView, can_focus=True):
         body_w = max(width - self._label_w, 0)
         # Whole cells only: a column that does not fit is left out (scroll to it), never cut, and
         # rounding the offset up lets the last column come fully into view at the end of the scroll.
-        first = min(-(-sx // CELL), cols)
-        count = max(0, min(cols - first, body_w // CELL))
+        first = min(-(-sx // self._cell), cols)
+        count = max(0, min(cols - first, body_w // self._cell))
         head = base + self.get_component_rich_style("array-view--label", partial=True)
         nonfinite = base + self.get_component_rich_style("array-view--nonfinite", partial=True)
         mismatch = base + self.get_component_rich_style("array-view--mismatch", partial=True)
@@ -219,7 +254,9 @@ class ArrayView(ScrollView, can_focus=True):
         if y == 0:
             segs = [Segment(" " * self._label_w, head)]
             for c in range(first, first + count):
-                segs.append(Segment(self._col_label(c)[: CELL - 1].rjust(CELL - 1) + " ", head))
+                segs.append(
+                    Segment(self._col_label(c)[: self._cell - 1].rjust(self._cell - 1) + " ", head)
+                )
         else:
             r = sy + y - 1
             if r >= rows:
@@ -230,9 +267,9 @@ class ArrayView(ScrollView, can_focus=True):
             bad = self._bad(r, first, count)
             for k, v in enumerate(values):
                 if self._folded_n is not None and r * FOLD + first + k >= self._folded_n:
-                    segs.append(Segment(" " * CELL, base))
+                    segs.append(Segment(" " * self._cell, base))
                     continue
-                text = fmt_cell(v, self._integer).rjust(CELL - 1)[-(CELL - 1) :] + " "
+                text = fmt_cell(v, self._integer).rjust(self._cell - 1)[-(self._cell - 1) :] + " "
                 style = base
                 if not self._integer and not np.isfinite(v):
                     style = nonfinite

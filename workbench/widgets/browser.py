@@ -3,6 +3,8 @@
 Marks: ✓ spec'd and compiles, ○ ad hoc (no spec) and compiles, ⚠ needs a feature the adapter
 lacks, ✗ a compile or reflection error, ≠ the name of a shipped kernel with another binding
 signature, … not checked yet. Files the corpus could not read are listed with ✗ and the reason.
+After a kernel's name, its last verdict (`PASS`, `FAIL`…), dimmed once it is stale: the mark
+says what the kernel is, the verdict what its last run found.
 """
 
 from __future__ import annotations
@@ -59,6 +61,7 @@ class KernelBrowser(Vertical):
         super().__init__(id=id)
         self._corpus: Corpus | None = None
         self._statuses: dict[str, KernelStatus] = {}
+        self._verdicts: dict[str, tuple[str, str]] = {}  # key: (word, mark kind)
         self._leaf_nodes: dict[str, TreeNode[str]] = {}
         self._blink = blink
         self.current: str | None = None
@@ -91,6 +94,18 @@ class KernelBrowser(Vertical):
         if node is not None and node.data == key:
             node.set_label(self._label(key))
 
+    def set_verdict(self, key: str, verdict: tuple[str, str] | None) -> None:
+        """The kernel's last verdict (word, mark kind), or None for none."""
+        if verdict == self._verdicts.get(key):
+            return
+        if verdict is None:
+            self._verdicts.pop(key, None)
+        else:
+            self._verdicts[key] = verdict
+        node = self._leaf_nodes.get(key)
+        if node is not None and node.data == key:
+            node.set_label(self._label(key))
+
     def status(self, key: str) -> KernelStatus:
         return self._statuses.get(key, PENDING)
 
@@ -105,6 +120,9 @@ class KernelBrowser(Vertical):
         text = Text()
         text.append(MARKS[st.kind] + " ", style=self._style(st.kind))
         text.append(kernel_name(key))
+        verdict = self._verdicts.get(key)
+        if verdict is not None:
+            text.append(f"  {verdict[0]}", style=self._style(verdict[1]))
         return text
 
     def _rebuild(self) -> None:

@@ -19,6 +19,7 @@ from textual.containers import Horizontal
 from textual.widgets import ProgressBar, Static
 
 from workbench.checks import CheckReport
+from workbench.closeness import Comparison
 from workbench.session import Run
 from workbench.units import fmt_err, fmt_int, fmt_ms
 from workbench.viewmodel.jobs import GRADCHECK, Work
@@ -117,18 +118,31 @@ def _run_text(
         # FAIL, or what was missing (NO_WORK, EMPTY, NOTHING_COMPARED): never a pass.
         text.append(f" {run.verdict.word} ", style=style("fail"))
         text.append(" ")
+    if run.unwritten_note:
+        text.append(f"{run.unwritten_note}  ", style=style("bad"))
     for name, c in run.compare.items():
         text.append(*(("✓ ", style("good")) if c.ok else ("✗ ", style("bad"))))
         text.append(f"{name} ", style=style("name"))
         if c.ok:
             text.append(f"|Δ| {fmt_err(c.max_abs)}  ", style=style("hint"))
         else:
-            bad = f"{fmt_int(c.n_bad)}/{fmt_int(c.n_total)}"
-            text.append(f"{bad} outside tol, max|Δ| {fmt_err(c.max_abs)}  ")
+            text.append_text(_failed_text(style, c))
     if run.timing and run.timing.reps:
         text.append("median " + (MASK if snapshot else fmt_ms(run.timing.median_ms)))
     else:
         text.append("wall " + (MASK if snapshot else fmt_ms(run.wall_s * 1e3)), style=style("hint"))
+    return text
+
+
+def _failed_text(style: StyleOf, c: Comparison) -> Text:
+    """A failed output: how many elements are outside tolerance, NaN/Inf where the reference
+    differs first (a small max|Δ| over the finite elements must not read as a pass)."""
+    text = Text(f"FAIL {fmt_int(c.n_bad)}/{fmt_int(c.n_total)} outside tol", style=style("bad"))
+    if c.n_nonfinite_mismatch:
+        text.append(f", {c.nonfinite_text()}", style=style("bad"))
+        text.append(f"; max|Δ| of the finite {fmt_err(c.max_abs)}  ")
+    else:
+        text.append(f", max|Δ| {fmt_err(c.max_abs)}  ")
     return text
 
 

@@ -110,6 +110,18 @@ class OutputFootprint:
     def first_races(self, limit: int = EXAMPLES) -> list[int]:
         return [int(i) for i in np.flatnonzero(self.owner.reshape(-1) == RACE)[:limit]]
 
+    def problem_lines(self) -> list[str]:
+        """The first races and holes, a line each, as the command line and the Footprint tab
+        list them: `race at rows=0 cols=255: workgroups 0, 1 (a race)`, `hole i=3 .. i=5 (3
+        elements)`; none for an atomic binding (shared by design)."""
+        if self.atomic:
+            return []
+        lines = [f"race at {self.named(i)}: {self.writers(i)}" for i in self.first_races()]
+        for a, b in self.hole_ranges():
+            span = self.named(a) if a == b else f"{self.named(a)} .. {self.named(b)}"
+            lines.append(f"hole {span} ({fmt_count(b - a + 1, 'element')})")
+        return lines
+
     def writers(self, flat: int) -> str:
         """Who wrote one element, in words (for a picture's selection)."""
         owner = int(self.owner.reshape(-1)[flat])

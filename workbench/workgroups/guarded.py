@@ -106,6 +106,11 @@ class GuardedRunner:
         """The instrumented module as compiled (viewable beside the user's source)."""
         return self.kernel.assemble(self.session.adapter.features)[0]
 
+    def kernel_line(self) -> int:
+        """The line of `source` where the kernel's own text starts (after the preambles)."""
+        _, smap = self.kernel.assemble(self.session.adapter.features)
+        return smap.module_line(self.kernel.file, self.kernel.line) or 1
+
     def run(
         self, selection: Selection, buffers: Mapping[str, np.ndarray] | None = None
     ) -> dict[str, np.ndarray]:

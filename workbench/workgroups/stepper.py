@@ -63,6 +63,10 @@ class WorkgroupStepper:
     def source(self) -> str:
         return self.runner.source()
 
+    def kernel_line(self) -> int:
+        """The line of `source` where the kernel's own text starts."""
+        return self.runner.kernel_line()
+
     def step(self, count: int = 1) -> WorkgroupStep:
         """Run the next `count` workgroups; at the end of the grid, nothing more runs."""
         if count < 1:

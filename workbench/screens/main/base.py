@@ -21,7 +21,7 @@ from workbench.session import Case, Run
 from workbench.specs.base import KernelSpec
 from workbench.viewmodel.advice import ui_message
 from workbench.viewmodel.jobs import Work
-from workbench.viewmodel.kernel_state import KernelState
+from workbench.viewmodel.kernel_state import KernelState, list_verdict
 from workbench.viewmodel.status import kernel_key
 from workbench.wgsl.corpus import Kernel
 from workbench.widgets.browser import KernelBrowser
@@ -101,6 +101,10 @@ class MainBase(RunsJobs, Screen[None]):
         return spec, mismatch, ""
 
     def _show_if_current(self, key_: str) -> None:
+        """A kernel's state changed: its line in the list follows, its view if it is shown."""
+        st = self.states.get(key_)
+        if st is not None:
+            self.browser.set_verdict(key_, list_verdict(st))
         if key_ == self.current:
             self.refresh_view()
 
@@ -124,6 +128,8 @@ class MainBase(RunsJobs, Screen[None]):
             text.append(app.opening or "opening the GPU adapter…", style="italic")
         text.append(" · corpus ")
         text.append(app.corpus_label())
+        if app.corpus_why:
+            text.append(f" ({app.corpus_why})", style="dim")
         self.query_one("#topbar", Static).update(text)
 
     # -- what one concern asks of another --------------------------------------------------------

@@ -11,7 +11,7 @@ import asyncio
 
 from rich.text import Text
 from textual import on, work
-from textual.widgets import Input
+from textual.widgets import Input, Tabs
 from textual.worker import get_current_worker
 
 from workbench.dialogs.load_npy import LoadNpyScreen
@@ -41,9 +41,15 @@ class CaseFormControl(MainBase):
     @on(CaseForm.Submitted)
     def _form_submitted(self, event: CaseForm.Submitted) -> None:
         st = self.current_state()
-        if st is not None:
-            st.form = event.state
-            self.action_run()
+        if st is None:
+            return
+        st.form = event.state
+        self.action_run()
+        if self.busy is not None:
+            # The run started: the keys typed next are commands again, not more digits (the
+            # focus goes to the result tabs; `d` comes back). A refused run leaves the focus
+            # in the field to fix.
+            self.tabs.query_one(Tabs).focus()
 
     @work(exclusive=True, group="plan-soon", exit_on_error=False)
     async def schedule_plan(self, delay: float = PLAN_DELAY_S) -> None:

@@ -31,7 +31,7 @@ from workbench.screens.main.case_form import CaseFormControl
 from workbench.screens.main.selection import KernelSelection
 from workbench.screens.main.takeaway import Takeaway
 from workbench.screens.main.work import KernelWork
-from workbench.viewmodel.kernel_state import View, view_of
+from workbench.viewmodel.kernel_state import View, list_verdict, view_of
 from workbench.widgets.baseline_bar import BaselineBar
 from workbench.widgets.browser import KernelBrowser
 from workbench.widgets.detail_line import DetailLine
@@ -157,6 +157,8 @@ class MainScreen(KernelSelection, CaseFormControl, KernelWork, BaselineControl, 
         """Set the view from the current kernel's state: the verdict and every pane follow."""
         session = self.wb.session
         st = self.current_state()
+        if st is not None and self.current is not None:
+            self.browser.set_verdict(self.current, list_verdict(st))
         baseline = self.baseline_of(self.current or "", st.run if st else None)
         self.view = view_of(
             st,
@@ -222,6 +224,9 @@ class MainScreen(KernelSelection, CaseFormControl, KernelWork, BaselineControl, 
             self.query_one(TimingPane).redraw()
         elif event.pane.id == "tab-source":
             self.call_after_refresh(self.query_one(SourcePane).scroll_to_target)
+        elif event.pane.id == "tab-footprint" and not isinstance(self.app.focused, Input):
+            # The picture takes the focus, so the arrows move its cursor, not the tabs.
+            self.call_after_refresh(self.query_one(FootprintPane).take_focus)
 
     def action_toggle_module(self) -> None:
         self.show_module = not self.show_module

@@ -82,6 +82,25 @@ class KernelSelection(MainBase):
         if self.current:
             await self.open_kernel(self.current, rerun=True)
 
+    def switching_corpus(self, path: object) -> None:
+        """The app opens another corpus: say so where the verdict goes."""
+        self.verdict_bar.busy(f"opening {path}…", None)
+
+    async def corpus_opened(self) -> None:
+        """Another corpus on the same adapter: nothing of the last one is kept."""
+        session = self.wb.session
+        if session is None:
+            return
+        self.states.clear()
+        self._specs.clear()
+        self._statuses.clear()
+        self.current = self.browser.current = None
+        self.update_topbar()
+        self.show_corpus(session.corpus)
+        await self.session_ready()
+        if self.current:
+            self.wb.remember_kernel(self.current)
+
     def corpus_unreadable(self, error: str) -> None:
         """A file of the corpus changed and cannot be read: the results shown stay, marked
         stale, with the reason where the verdict goes, until the file is fixed."""
@@ -174,7 +193,7 @@ class KernelSelection(MainBase):
         key_ = kernel_key(case.kernel)
         form = FormState(dims={k: str(v) for k, v in case.dims.items()}, seed=str(case.seed))
         st = self.states[key_] = KernelState(form=form, case=case, case_key=form.key)
-        st.run = run
+        st.run, st.run_form = run, form.key
         st.set_error(error)
         self.browser.select(key_)
         await self.open_kernel(key_)

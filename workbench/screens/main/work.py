@@ -29,7 +29,7 @@ from workbench.viewmodel.advice import ui_message
 from workbench.viewmodel.cases import build_case
 from workbench.viewmodel.debug import Pick
 from workbench.viewmodel.feedback import Standing, why_not
-from workbench.viewmodel.form import default_form, parse_form
+from workbench.viewmodel.form import FormKey, default_form, parse_form
 from workbench.viewmodel.jobs import (
     BenchJob,
     FootprintJob,
@@ -100,16 +100,16 @@ class KernelWork(MainBase):
     def action_run(self) -> None:
         target = self._target("run")
         if target is not None:
-            key_ = target.key
-            self._start(RunJob(target), lambda st, run: self._ran(key_, st, run))
+            key_, form = target.key, target.form.key
+            self._start(RunJob(target), lambda st, run: self._ran(key_, st, run, form))
 
     def action_bench(self) -> None:
         target = self._target("bench")
         if target is not None:
-            key_ = target.key
+            key_, form = target.key, target.form.key
             budget = ui_budget(self.wb.config, self.wb.config["bench_ms"])
             job = BenchJob(target, budget=budget)
-            self._start(job, lambda st, run: self._ran(key_, st, run))
+            self._start(job, lambda st, run: self._ran(key_, st, run, form))
 
     def action_gradcheck(self) -> None:
         target = self._target("gradcheck")
@@ -191,9 +191,9 @@ class KernelWork(MainBase):
 
         self.in_flight = self.submit(job, done, failed, progress, cancelled)
 
-    def _ran(self, key_: str, st: KernelState, run: Run) -> None:
+    def _ran(self, key_: str, st: KernelState, run: Run, form: FormKey) -> None:
         self.remember_run(key_, run)
-        st.ran(run)
+        st.ran(run, form)
 
     def _work_done(self, key_: str) -> KernelState | None:
         """The work in flight is over: the state its outcome goes into."""

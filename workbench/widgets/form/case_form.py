@@ -23,7 +23,13 @@ from textual.widgets import Button, Checkbox, Input, Label, Static
 from workbench.session import Case
 from workbench.specs.base import KernelSpec
 from workbench.units import fmt_bytes, fmt_count, fmt_grid, fmt_int
-from workbench.viewmodel.form import FormState, dims_of, path_field_id, uniform_value
+from workbench.viewmodel.form import (
+    FormState,
+    dims_of,
+    field_chars,
+    path_field_id,
+    uniform_value,
+)
 from workbench.widgets.form.recipe_grid import RecipeGrid
 from workbench.widgets.form.toggle import Toggle
 
@@ -44,6 +50,20 @@ def derived_text(case: Case) -> Text:
     total = sum(p.nbytes for p in storage)
     text.append(f" · {fmt_bytes(total)} in {fmt_count(len(storage), 'buffer')}")
     return text
+
+
+class NumberInput(Input):
+    """A field that takes a number: any other character is refused with a bell and a note
+    saying so, never typed into the number (a command key pressed while the field still has
+    the focus would otherwise make `64d`)."""
+
+    def restricted(self) -> None:
+        super().restricted()
+        name = (self.id or "").split("-", 1)[-1].replace("-", ".")
+        self.notify(
+            f"{name} takes a number: that key was not typed; esc leaves the field",
+            severity="warning",
+        )
 
 
 class CaseForm(Vertical):
@@ -146,7 +166,12 @@ class CaseForm(Vertical):
         await grid.recompose()
 
     def _input(self, value: str, id: str) -> Input:
-        field_ = Input(value, id=id, compact=True, select_on_focus=True)
+        chars = field_chars(id)
+        field_ = (
+            Input(value, id=id, compact=True, select_on_focus=True)
+            if chars is None
+            else NumberInput(value, id=id, compact=True, select_on_focus=True, restrict=chars)
+        )
         field_.cursor_blink = self._blink
         return field_
 

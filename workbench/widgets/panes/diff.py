@@ -12,24 +12,29 @@ from textual.containers import Horizontal, Vertical
 from textual.reactive import reactive
 from textual.widgets import DataTable, Select, Static
 
-from workbench.units import NONE, fmt_err, fmt_int, fmt_val
+from workbench.units import NONE, fmt_err, fmt_fit, fmt_int, fmt_val
 from workbench.viewmodel.diff import Element, closest, tolerance_ratio
 from workbench.viewmodel.kernel_state import View
 from workbench.viewmodel.keys import key
 from workbench.widgets.detail_line import DetailLine
 from workbench.widgets.plots import heatmap, legend
+from workbench.widgets.whole_cells import WholeCellTable
+
+WORST_COLUMNS = ("where", "/tol", "|Δ|", "got", "reference", "rel", "ULP")
+TOL_WIDTH = 6  # the /tol column: `0.42`, `85712`, `3.6e12`, never cut (`units.fmt_fit`)
 
 
-def element_row(e: Element) -> tuple[str, str, str, str, Text, str, str]:
-    """A row of the table of elements nearest to tolerance; beyond it in red."""
+def element_row(e: Element) -> tuple[str, Text, str, str, str, str, str]:
+    """A row of the table of elements nearest to tolerance (`WORST_COLUMNS`: how far beyond it
+    comes first, beside where); beyond it in red."""
     style = "bold red" if e.ratio > 1 else ("yellow" if e.ratio > 0.5 else "")
     diff = e.abs_diff
     return (
         e.where,
+        Text(fmt_fit(e.ratio, TOL_WIDTH), style=style),
+        NONE if diff is None else fmt_err(diff),
         fmt_val(e.got),
         fmt_val(e.ref),
-        NONE if diff is None else fmt_err(diff),
-        Text("inf" if not np.isfinite(e.ratio) else f"{e.ratio:.2f}", style=style),
         NONE if e.rel is None else fmt_err(e.rel),
         NONE if e.ulp is None else fmt_int(e.ulp),
     )
@@ -69,11 +74,11 @@ class DiffPane(Vertical):
         return f"{name}[{rows[row].where}]" if 0 <= row < len(rows) else None
 
     def compose(self) -> ComposeResult:
-        table: DataTable[Text | str] = DataTable(
+        table: WholeCellTable[Text | str] = WholeCellTable(
             id="diff-metrics", cursor_type="row", zebra_stripes=True
         )
         table.add_columns(
-            "output", "verdict", "max |Δ|", "max rel", "max ULP", "outside tol", "rtol", "atol"
+            "output", "verdict", "outside tol", "max |Δ|", "max rel", "max ULP", "rtol", "atol"
         )
         yield table
         yield Static(id="diff-about")
@@ -81,10 +86,10 @@ class DiffPane(Vertical):
             yield Select([], id="diff-which", compact=True, allow_blank=True, prompt="output")
             yield DetailLine(id="diff-why")
         with Horizontal():
-            worst: DataTable[Text | str] = DataTable(
+            worst: WholeCellTable[Text | str] = WholeCellTable(
                 id="diff-worst", cursor_type="row", zebra_stripes=True
             )
-            worst.add_columns("where", "got", "reference", "|Δ|", "/tol", "rel", "ULP")
+            worst.add_columns(*WORST_COLUMNS)
             yield worst
             with Vertical(id="diff-side"):
                 yield Static(classes="title", id="diff-heat-title")
@@ -99,7 +104,7 @@ class DiffPane(Vertical):
         run = view.run
         if run is old.run and run is not None:
             return
-        metrics = self.query_one("#diff-metrics", DataTable)
+        metrics = self.query_one("#diff-metrics", WholeCellTable)
         metrics.clear()
         self.query_one("#diff-worst", DataTable).clear()
         self._worst = ("", [])
@@ -122,10 +127,10 @@ class DiffPane(Vertical):
             metrics.add_row(
                 name,
                 verdict,
+                f"{fmt_int(c.n_bad)}/{fmt_int(c.n_total)}",
                 fmt_err(c.max_abs),
                 NONE if c.max_rel is None else fmt_err(c.max_rel),
                 NONE if c.max_ulp is None else fmt_int(c.max_ulp),
-                f"{fmt_int(c.n_bad)}/{fmt_int(c.n_total)}",
                 f"{c.rtol:g}",
                 f"{c.atol:g}",
             )

@@ -7,10 +7,11 @@ from textual.app import ComposeResult
 from textual.containers import VerticalScroll
 from textual.reactive import reactive
 from textual.widget import Widget
-from textual.widgets import DataTable, Static
+from textual.widgets import Static
 
 from workbench.viewmodel.kernel_state import View
 from workbench.viewmodel.keys import key
+from workbench.widgets.whole_cells import WholeCellTable
 
 
 class GradientsPane(VerticalScroll):
@@ -60,7 +61,7 @@ class GradientsPane(VerticalScroll):
             title.append(res.summary)
             widgets.append(Static(title, classes="result result-title"))
             if res.columns:
-                table: DataTable[str] = DataTable(
+                table: WholeCellTable[str] = WholeCellTable(
                     classes="result", zebra_stripes=True, cursor_type="row"
                 )
                 table.add_columns(*res.columns)

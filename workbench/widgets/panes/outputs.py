@@ -180,7 +180,7 @@ class OutputsPane(Vertical):
         stats = Text()
         stats.append("×".join(map(str, arr.shape)) + f" {arr.dtype}  ", style="bold")
         if part.ndim == 2:
-            stats.append(f"rows {axes[-2]} × cols {axes[-1]}  ")
+            stats.append(f"{axes[-2]} down × {axes[-1]} across  ")
         s = run.stats(name) if kind == "out" else array_stats(arr)
         if "min" in s:
             stats.append(

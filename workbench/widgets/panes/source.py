@@ -48,14 +48,10 @@ class SourcePane(Vertical):
         if view.show_module:
             code, smap = k.assemble(view.features)
             title = f"assembled module of {k.name} (preambles + file preamble + kernel), {toggle}: the file"
-            marked: set[int] = set()
-            target = 1
-            if loc:
-                # Find the module line that maps back to the error's file and line.
-                for mline in range(1, code.count("\n") + 2):
-                    if smap.locate(mline) == (loc[0], loc[1]):
-                        marked, target = {mline}, mline
-                        break
+            # The error's line, else the kernel's own first line (not the preambles' first).
+            at = smap.module_line(loc[0], loc[1]) if loc else None
+            marked: set[int] = {at} if at is not None else set()
+            target = at or smap.module_line(k.file, k.line) or 1
         else:
             file = loc[0] if loc else k.file
             try:
