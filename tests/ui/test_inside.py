@@ -165,7 +165,7 @@ async def test_the_workgroup_stepper_follows_the_changed_elements_and_shows_inpu
         assert isinstance(screen, WorkgroupStepScreen)
         view = screen.query_one("#wg-array", ArrayView)
         assert view.cursor == (64 // FOLD, 0)  # its first element, in rows of FOLD
-        await press_settled(pilot, "o")  # then the input x, as given
+        await press_settled(pilot, "right_square_bracket")  # then the input x, as given
         legend = str(screen.query_one("#wg-legend", Static).render())
         assert legend.startswith("x 256: an input, read by the dispatch")
 

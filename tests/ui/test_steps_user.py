@@ -77,7 +77,7 @@ async def test_a_shipped_pipeline_and_a_file_elsewhere_while_a_user_folder_is_op
         assert s.records[0].verdict == "pass" and app.screen is screen
         assert "is a shipped kernel" in str(screen.query_one("#steps-diff").render())
 
-        await press_settled(pilot, "O")
+        await press_settled(pilot, "ctrl+o")
         dialog = app.screen
         assert isinstance(dialog, AskLineScreen)
         dialog.query_one(Input).value = str(tmp_path / "missing.toml")
