@@ -390,7 +390,7 @@ class Session:
             # Sized by an override without a default: it compiles once a run gives the value.
             return Status(StatusKind.OK)
         try:
-            self._compile(kernel, overrides)
+            self._compile(kernel, overrides, check_only=True)
         except CompileError as exc:
             return Status(StatusKind.COMPILE_ERROR, error=exc)
         except WorkbenchError as exc:
@@ -422,9 +422,13 @@ class Session:
     def _limit_warnings(self, kernel: Kernel) -> list[str]:
         """A warning per limit of this adapter that a construct of `kernel` could meet; the
         canaries are measured only for a kernel that has such a construct."""
-        text = kernel.reached_text()
-        loops = loops_without_small_constant_bound(text, kernel.file)
-        chains = else_if_chains(text, CHAIN_SUSPECT, kernel.file)
+        # The tree reflection read (no second parse), asked about what a run can reach.
+        module, ep = kernel.module, kernel.entry_point
+        if module is None or module.tree is None:
+            return []
+        reached = ep.functions if ep is not None else None
+        loops = loops_without_small_constant_bound(module.tree, kernel.file, reached)
+        chains = else_if_chains(module.tree, CHAIN_SUSPECT, kernel.file, reached)
         if not loops and not chains:
             return []
         found = self.canaries()
@@ -475,12 +479,30 @@ class Session:
         return limit_refusal(case, self.adapter)
 
     # -- running -------------------------------------------------------------------------------
-    def _compile(self, kernel: Kernel, overrides: Mapping[str, float] | None = None) -> Any:
+    def _compile(
+        self,
+        kernel: Kernel,
+        overrides: Mapping[str, float] | None = None,
+        check_only: bool = False,
+    ) -> Any:
+        """The kernel's pipeline; with `check_only`, only whether it compiles (a success
+        remembered from an earlier process is not compiled again: `gpu.compiled`)."""
         text, smap = kernel.assemble(self.adapter.features)
         ep = _entry(kernel)
-        return self.gpu.compile(
-            text, smap, ep.name, ep.bindings, kernel.file, dict(overrides or {})
+        overrides = dict(overrides or {})
+        # The entry point as reflection read it, so the module is not read a second time.
+        args = (
+            text,
+            smap,
+            ep.name,
+            ep.bindings,
+            kernel.file,
+            overrides,
+            kernel.resolved(overrides),
         )
+        if check_only:
+            return self.gpu.check_compiles(*args)
+        return self.gpu.compile(*args)
 
     def _buffer_plans(self, case: Case) -> tuple[list[BufferPlan], tuple[int, int, int]]:
         """What to upload for each binding, and the grid as it will be dispatched."""

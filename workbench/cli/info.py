@@ -162,9 +162,10 @@ def cmd_list(args: argparse.Namespace) -> int:
     if args.pipelines:
         return list_pipelines(args.json, Path(args.corpus) if args.corpus else None)
     session = open_session(args)
-    # Every status compiles, so the device is made anyway: say once if it cannot run compute.
-    problem = session.probe_compute()
     rows = kernel_rows(session)
+    # Say once if the adapter cannot run compute. After the statuses: a kernel that compiled
+    # (or was remembered compiling on this adapter) already answers it without a probe.
+    problem = session.probe_compute()
     if args.json:
         print_json(
             {

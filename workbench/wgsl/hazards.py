@@ -5,11 +5,14 @@ adapter does, and this module says which kernels could meet it.
 
 The questions are asked of the syntax tree's loop and `if` nodes (an `if` holds its `else if`
 branches as one list), read without recursion. Text that does not parse has no findings (it does
-not compile either); a function body the parser leaves to the compiler has none either.
+not compile either); a function body the parser leaves to the compiler has none either. A caller
+that holds the module's tree already (a kernel's reflection keeps it) passes the tree, and the
+functions a run can reach, so nothing is parsed twice.
 """
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass
 
 from workbench.errors import ReflectionError
@@ -35,17 +38,20 @@ class Site:
     size: int = 0  # an else-if chain's branches
 
 
-def loops_without_small_constant_bound(source: str, where: str = "<wgsl>") -> list[Site]:
+def loops_without_small_constant_bound(
+    source: str | s.Module, where: str = "<wgsl>", functions: Collection[str] | None = None
+) -> list[Site]:
     """Every `loop`, every `while`, and every `for` whose condition is not `i OP BOUND` with BOUND
-    a literal or a module-scope const of at most SMALL_BOUND."""
+    a literal or a module-scope const of at most SMALL_BOUND, in `source` (WGSL text or its tree),
+    in the named `functions` only when given."""
     tree = _tree(source, where)
     if tree is None:
         return []
     checker = Checker(tree, where)
     out = []
     with recursion_room():  # a const or a condition may be thousands of operators long
-        for node in _statements(tree):
-            line = line_of(source, node.span[0])
+        for node in _statements(tree, functions):
+            line = line_of(tree.text, node.span[0])
             if isinstance(node, s.Loop):
                 out.append(Site(line, "a loop { } (bounded only by its break)"))
             elif isinstance(node, s.While):
@@ -56,30 +62,44 @@ def loops_without_small_constant_bound(source: str, where: str = "<wgsl>") -> li
     return sorted(out, key=lambda site: site.line)
 
 
-def else_if_chains(source: str, at_least: int, where: str = "<wgsl>") -> list[Site]:
-    """Every `if` followed by `at_least` or more `else if` branches (nested chains on their own)."""
+def else_if_chains(
+    source: str | s.Module,
+    at_least: int,
+    where: str = "<wgsl>",
+    functions: Collection[str] | None = None,
+) -> list[Site]:
+    """Every `if` followed by `at_least` or more `else if` branches (nested chains on their own),
+    in `source` (WGSL text or its tree), in the named `functions` only when given."""
     tree = _tree(source, where)
     if tree is None:
         return []
     out = []
-    for node in _statements(tree):
+    for node in _statements(tree, functions):
         if isinstance(node, s.If) and len(node.clauses) - 1 >= at_least:
             count = len(node.clauses) - 1
-            line = line_of(source, node.span[0])
+            line = line_of(tree.text, node.span[0])
             out.append(Site(line, f"an if with {count} else-if branches", count))
     return sorted(out, key=lambda site: site.line)
 
 
-def _tree(source: str, where: str) -> s.Module | None:
+def _tree(source: str | s.Module, where: str) -> s.Module | None:
+    if isinstance(source, s.Module):
+        return source
     try:
         return parse(source, where)
     except ReflectionError:
         return None
 
 
-def _statements(tree: s.Module) -> list[s.Node]:
-    """Every statement of every function body, in source order."""
-    return [n for f in tree.functions() for n in s.walk(f.body) if isinstance(n, s.Stmt)]
+def _statements(tree: s.Module, functions: Collection[str] | None) -> list[s.Node]:
+    """Every statement of every function body (of the named ones when given), in source order."""
+    return [
+        n
+        for f in tree.functions()
+        if functions is None or f.name in functions
+        for n in s.walk(f.body)
+        if isinstance(n, s.Stmt)
+    ]
 
 
 def _small_bound(condition: s.Expr | None, checker: Checker) -> int | None:
