@@ -27,6 +27,7 @@ from workbench.wgsl.printer import print_expr
 # cap (lavapipe: 65,536) however it steps; anything else could.
 SMALL_BOUND = 4096
 _COMPARISONS = frozenset(["<", "<=", ">", ">=", "!="])
+_LOOP_WORDS = frozenset(["loop", "while", "for"])
 
 
 @dataclass(frozen=True)
@@ -45,7 +46,7 @@ def loops_without_small_constant_bound(
     a literal or a module-scope const of at most SMALL_BOUND, in `source` (WGSL text or its tree),
     in the named `functions` only when given."""
     tree = _tree(source, where)
-    if tree is None:
+    if tree is None or not tree.words & _LOOP_WORDS:  # no loop written: no walk either
         return []
     checker = Checker(tree, where)
     out = []
@@ -71,7 +72,7 @@ def else_if_chains(
     """Every `if` followed by `at_least` or more `else if` branches (nested chains on their own),
     in `source` (WGSL text or its tree), in the named `functions` only when given."""
     tree = _tree(source, where)
-    if tree is None:
+    if tree is None or "else" not in tree.words:  # no else written: no walk either
         return []
     out = []
     for node in _statements(tree, functions):

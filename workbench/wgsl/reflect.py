@@ -381,7 +381,9 @@ class _Reflector:
         if builtins & SUBGROUP_WORDS:
             features.append("subgroup")
         features += info.enabled_features
-        bitcasts = set().union(*(_bitcast_loads(self.tree_fn(f)) for f in reached))
+        bitcasts: set[str] = set()
+        if "bitcast" in self.tree.words and self.tree.words & _CAS_CALLS:  # else no walk
+            bitcasts = bitcasts.union(*(_bitcast_loads(self.tree_fn(f)) for f in reached))
         f32_bits = tuple(
             b.name
             for b in bindings
@@ -529,6 +531,9 @@ def _builtins(attrs: tuple[s.Attribute, ...]) -> set[str]:
     }
 
 
+_CAS_CALLS = frozenset({"atomicLoad", "atomicCompareExchangeWeak"})
+
+
 def _bitcast_loads(fn: s.Function | None) -> set[str]:
     """Atomics a function uses as f32 bits: in a body that has `bitcast<f32>`, the variable of
     every `atomicLoad(&X...)` and `atomicCompareExchangeWeak(&X...)` (the CAS float-add pattern)."""
@@ -547,7 +552,7 @@ def _bitcast_loads(fn: s.Function | None) -> set[str]:
         return set()
     out = set()
     for c in calls:
-        if c.callee.name in ("atomicLoad", "atomicCompareExchangeWeak") and c.args:
+        if c.callee.name in _CAS_CALLS and c.args:
             arg = c.args[0]
             if isinstance(arg, s.Unary) and arg.op == "&":
                 root = s.root_ident(arg.operand)
