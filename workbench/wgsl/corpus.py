@@ -155,6 +155,20 @@ class Kernel:
         return ep
 
     @property
+    def deferred(self) -> tuple[str, ...]:
+        """What the front end could not work out in the code the entry point reaches, each
+        `file:line: why` in the user's files: the kernel still compiles and runs (the compiler
+        judges it), and a feature that needs the knowledge says why it cannot act."""
+        ep = self.entry_point
+        if ep is None:
+            return ()
+        out = []
+        for line, why in ep.deferred:
+            file, at = self.locate(line)
+            out.append(f"{file}:{at}: {why}")
+        return tuple(out)
+
+    @property
     def features(self) -> tuple[str, ...]:
         """Device features the entry point needs, from what it reaches (not the whole module)."""
         ep = self.entry_point

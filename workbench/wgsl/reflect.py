@@ -167,9 +167,9 @@ class EntryPoint:
     features: tuple[str, ...] = ()  # device features of what it reaches (wgpu names)
     f32_bits: tuple[str, ...] = ()  # array<atomic<u32>> bindings it reads as f32 bits
     functions: tuple[str, ...] = ()  # the functions it reaches, itself included
-    # What the type checker could not work out in those functions ("line: why"): left to the
-    # compiler, and named here so a feature that needs the knowledge can say why it cannot act.
-    deferred: tuple[str, ...] = ()
+    # What the type checker could not work out in those functions, (module line, why): left to
+    # the compiler, and named so a feature that needs the knowledge can say why it cannot act.
+    deferred: tuple[tuple[int, str], ...] = ()
 
 
 @dataclass
@@ -392,7 +392,7 @@ class _Reflector:
         params = self.param_builtins(fn)
         spans = [f.span for f in map(self.tree_fn, reached) if f is not None]
         deferred = dict.fromkeys(
-            f"{self.line(span)}: {why}"
+            (self.line(span), why)
             for span, why in self.checker.unknowns
             if any(a <= span[0] < b for a, b in spans)
         )
