@@ -58,7 +58,12 @@ from workbench.specs.base import KernelSpec
 from workbench.specs.described import DescriptionError, described_for, load_descriptions
 from workbench.verdicts import Verdict, decide_comparisons
 from workbench.wgsl.corpus import Corpus, Kernel, load_corpus
-from workbench.wgsl.hazards import Site, else_if_chains, loops_without_small_constant_bound
+from workbench.wgsl.hazards import (
+    CHAIN_SUSPECT,
+    Site,
+    else_if_chains,
+    loops_without_small_constant_bound,
+)
 from workbench.wgsl.reflect import EntryPoint, subgroup_width_constants
 from workbench.written import sentinel_fill, unchanged, unwritten, watchable
 
@@ -252,10 +257,6 @@ def gpu_waits_abandoned() -> bool:
     return abandoned_waits()
 
 
-# Chains shorter than this are not measured against the adapter (lavapipe breaks at about 79).
-CHAIN_SUSPECT = 32
-
-
 def _limit_warning(kernel: Kernel, sites: list[Site], limit: str, wrong: str) -> str:
     """One line: the adapter's `limit`, where the kernel could meet it (the first site), and
     what would then be `wrong`."""
@@ -422,13 +423,13 @@ class Session:
     def _limit_warnings(self, kernel: Kernel) -> list[str]:
         """A warning per limit of this adapter that a construct of `kernel` could meet; the
         canaries are measured only for a kernel that has such a construct."""
-        # The tree reflection read (no second parse), asked about what a run can reach.
-        module, ep = kernel.module, kernel.entry_point
-        if module is None or module.tree is None:
-            return []
-        reached = ep.functions if ep is not None else None
-        loops = loops_without_small_constant_bound(module.tree, kernel.file, reached)
-        chains = else_if_chains(module.tree, CHAIN_SUSPECT, kernel.file, reached)
+        # Found by reflection in what a run can reach (no second parse).
+        ep = kernel.entry_point
+        if ep is not None:
+            loops, chains = list(ep.loops), list(ep.chains)
+        else:
+            loops = loops_without_small_constant_bound(kernel.text, kernel.file)
+            chains = else_if_chains(kernel.text, CHAIN_SUSPECT, kernel.file)
         if not loops and not chains:
             return []
         found = self.canaries()

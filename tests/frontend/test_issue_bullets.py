@@ -12,6 +12,7 @@ from pathlib import Path
 
 from workbench.session import Session, StatusKind
 from workbench.wgsl.corpus import load_corpus
+from workbench.wgsl.parser import parse
 
 REPO = Path(__file__).resolve().parents[2]
 # Generous: what these catch is a hang (the old reader took minutes) or a crash, not slowness.
@@ -207,7 +208,7 @@ def test_tree_positions_name_the_users_file_behind_preambles(session, tmp_path):
         },
     )
     kernel = on(session, root).kernel("k")
-    tree = kernel.module.tree
+    tree = parse(kernel.text, kernel.file)
     fn = tree.functions()[0]
     statement = fn.body.body[0]
     assert kernel.position(statement.span[0]) == ("k.wgsl", 4, 2)

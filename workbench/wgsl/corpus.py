@@ -31,6 +31,7 @@ from pathlib import Path
 
 from workbench.errors import CorpusError, ReflectionError, UserError
 from workbench.userfiles import files_under, read_text, read_toml
+from workbench.wgsl import reflected
 from workbench.wgsl import syntax as s
 from workbench.wgsl.lexer import column_of, line_of
 from workbench.wgsl.parser import directives, parse
@@ -136,10 +137,18 @@ class Kernel:
 
     @cached_property
     def module(self) -> ModuleInfo | None:
+        """What reflection found in the module (remembered across runs: `reflected`; its `tree`
+        is then None), or None when it cannot be read."""
+        text = self.text
+        info = reflected.load(text, self.file)
+        if info is not None:
+            return info
         try:
-            return reflect(self.text, self.file)
+            info = reflect(text, self.file)
         except ReflectionError:
             return None
+        reflected.store(text, self.file, info)
+        return info
 
     @property
     def entry_point(self) -> EntryPoint | None:
@@ -641,10 +650,8 @@ def _entry_names(text: str, rel: str) -> list[str]:
 
 
 def _own_entry_names(kernel: Kernel, mod: ModuleInfo) -> list[str]:
-    """The `@compute` functions written in the kernel's last piece (its own text), read from the
-    module's tree: those that start after the pieces before it."""
-    if mod.tree is None:
-        return []
+    """The `@compute` functions written in the kernel's last piece (its own text), in source
+    order: those that start after the pieces before it."""
     before = len(
         "".join(
             _blank_directives(p.text, d)
@@ -652,9 +659,9 @@ def _own_entry_names(kernel: Kernel, mod: ModuleInfo) -> list[str]:
         )
     )
     return [
-        f.name
-        for f in mod.tree.functions()
-        if f.span[0] >= before and f.attr("compute") is not None
+        name
+        for name, (start, _) in mod.functions.items()
+        if start >= before and (name in mod.entry_points or name in mod.entry_problems)
     ]
 
 

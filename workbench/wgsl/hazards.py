@@ -26,6 +26,8 @@ from workbench.wgsl.printer import print_expr
 # A loop bounded by a literal (or a module-scope const) up to this count cannot reach any measured
 # cap (lavapipe: 65,536) however it steps; anything else could.
 SMALL_BOUND = 4096
+# Chains shorter than this are not measured against the adapter (lavapipe breaks at about 79).
+CHAIN_SUSPECT = 32
 _COMPARISONS = frozenset(["<", "<=", ">", ">=", "!="])
 _LOOP_WORDS = frozenset(["loop", "while", "for"])
 

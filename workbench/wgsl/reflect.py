@@ -26,6 +26,12 @@ from dataclasses import dataclass, field
 
 from workbench.wgsl import syntax as s
 from workbench.wgsl.checker import Checker
+from workbench.wgsl.hazards import (
+    CHAIN_SUSPECT,
+    Site,
+    else_if_chains,
+    loops_without_small_constant_bound,
+)
 from workbench.wgsl.lexer import line_of
 from workbench.wgsl.parser import parse, recursion_room
 from workbench.wgsl.printer import print_expr
@@ -170,6 +176,10 @@ class EntryPoint:
     # What the type checker could not work out in those functions, (module line, why): left to
     # the compiler, and named so a feature that needs the knowledge can say why it cannot act.
     deferred: tuple[tuple[int, str], ...] = ()
+    # In those functions: loops that may run long, and else-if chains of CHAIN_SUSPECT branches
+    # or more (`hazards`), what some adapters compute wrongly.
+    loops: tuple[Site, ...] = ()
+    chains: tuple[Site, ...] = ()
 
 
 @dataclass
@@ -189,6 +199,7 @@ class ModuleInfo:
     uses_subgroups: bool = False
     functions: dict[str, tuple[int, int]] = field(default_factory=dict)  # name -> text span
     enables: tuple[str, ...] = ()  # every extension the module's `enable`s name, in order
+    # The syntax tree read; None when the result was remembered from an earlier run (`reflected`).
     tree: s.Module | None = field(default=None, repr=False)
 
     @property
@@ -410,6 +421,8 @@ class _Reflector:
             f32_bits=f32_bits,
             functions=tuple(sorted(reached)),
             deferred=tuple(deferred),
+            loops=tuple(loops_without_small_constant_bound(self.tree, self.where, reached)),
+            chains=tuple(else_if_chains(self.tree, CHAIN_SUSPECT, self.where, reached)),
         )
 
     def tree_fn(self, name: str) -> s.Function | None:
