@@ -1,6 +1,6 @@
 """A kernel's reflection is remembered across runs (workbench.wgsl.reflected): a later load of the
 same text under the same file name reads the result back instead of parsing and typing the module
-again, with everything reflection found but the tree; a changed text or name, or a damaged entry,
+again, with everything reflection found but the tree; a changed text or name, or a damaged file,
 is read afresh."""
 
 from __future__ import annotations
@@ -45,12 +45,12 @@ def _no_reading(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_a_later_load_reads_the_result_back_without_the_tree(tmp_path, cache, monkeypatch):
-    kernel = _kernel(tmp_path / "a")
+    kernel = _kernel(tmp_path)
     fresh = replace(reflect(kernel.text, kernel.file), tree=None)
     assert kernel.module is not None and replace(kernel.module, tree=None) == fresh
     assert len(list(cache.iterdir())) == 1
     _no_reading(monkeypatch)
-    later = _kernel(tmp_path / "b")
+    later = _kernel(tmp_path)
     assert later.module == fresh
     ep = later.entry_point
     assert ep is not None and ep.workgroup_bytes == 256
@@ -59,17 +59,20 @@ def test_a_later_load_reads_the_result_back_without_the_tree(tmp_path, cache, mo
 
 
 def test_a_changed_text_or_file_name_is_read_afresh(tmp_path, cache, monkeypatch):
-    _kernel(tmp_path / "a")
-    _kernel(tmp_path / "b", KERNEL.replace("64", "32"))
-    _kernel(tmp_path / "c", name="other.wgsl")
-    assert len(list(cache.iterdir())) == 3
+    _kernel(tmp_path)
+    _kernel(tmp_path, KERNEL.replace("64", "32"))
+    (tmp_path / "k.wgsl").unlink()
+    _kernel(tmp_path, name="other.wgsl")
+    _no_reading(monkeypatch)
+    with pytest.raises(pytest.fail.Exception):
+        _kernel(tmp_path, KERNEL.replace("64", "16"), name="other.wgsl")
 
 
-def test_a_damaged_entry_is_read_afresh(tmp_path, cache):
-    kernel = _kernel(tmp_path / "a")
+def test_a_damaged_file_is_read_afresh(tmp_path, cache, monkeypatch):
+    kernel = _kernel(tmp_path)
     fresh = replace(reflect(kernel.text, kernel.file), tree=None)
     (entry,) = cache.iterdir()
     entry.write_bytes(b"not a pickle")
-    assert reflected.load(kernel.text, kernel.file) is None
-    assert _kernel(tmp_path / "b").module == fresh  # read again, and remembered again
-    assert reflected.load(kernel.text, kernel.file) == fresh
+    assert _kernel(tmp_path).module is not None  # read again, and remembered again
+    _no_reading(monkeypatch)
+    assert _kernel(tmp_path).module == fresh

@@ -25,6 +25,7 @@ import fnmatch
 import os
 import re
 from collections.abc import Mapping
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -57,6 +58,11 @@ HOST_LINES = "<workbench>"  # where lines the host appends to a module are said 
 MAX_CONFIG_BYTES = 1 << 20
 
 
+# The reflections remembered for the corpus being loaded (`load_corpus` sets it for the load, in
+# this thread only): every kernel made meanwhile looks its module up there first, and adds it.
+_REMEMBERED: ContextVar[reflected.Remembered | None] = ContextVar("remembered", default=None)
+
+
 @dataclass(frozen=True)
 class Piece:
     """A run of lines from one file that goes into a module."""
@@ -79,6 +85,10 @@ class Kernel:
     # Entry points of the same file that cannot be compiled (e.g. @workgroup_size(0)): left out
     # of this kernel's module, since the compiler validates every entry point of a module.
     without: tuple[str, ...] = ()
+    # The reflections remembered for the corpus it was loaded with (`load_corpus`), if any.
+    remembered: reflected.Remembered | None = field(
+        default_factory=lambda: _REMEMBERED.get(), repr=False, compare=False
+    )
 
     @cached_property
     def text(self) -> str:
@@ -140,14 +150,16 @@ class Kernel:
         """What reflection found in the module (remembered across runs: `reflected`; its `tree`
         is then None), or None when it cannot be read."""
         text = self.text
-        info = reflected.load(text, self.file)
+        remembered = self.remembered
+        info = remembered.get(text, self.file) if remembered is not None else None
         if info is not None:
             return info
         try:
             info = reflect(text, self.file)
         except ReflectionError:
             return None
-        reflected.store(text, self.file, info)
+        if remembered is not None:
+            remembered.put(text, self.file, info)
         return info
 
     @property
@@ -325,8 +337,20 @@ class Corpus:
 
 
 def load_corpus(path: str | Path | None = None) -> Corpus:
-    """Load a folder (default: the shipped shaders). A single .wgsl file is also accepted."""
+    """Load a folder (default: the shipped shaders). A single .wgsl file is also accepted.
+    Reflections are remembered across loads (`reflected`), read once and written once a load."""
     root = Path(path) if path is not None else SHIPPED
+    remembered = reflected.Remembered(root.parent if root.suffix == ".wgsl" else root)
+    token = _REMEMBERED.set(remembered)
+    try:
+        corpus = _load_corpus(root)
+    finally:
+        _REMEMBERED.reset(token)
+    remembered.save()
+    return corpus
+
+
+def _load_corpus(root: Path) -> Corpus:
     if not root.exists():
         raise UserError(f"corpus {root} does not exist")
     variants: list[Variant] = []
