@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Collection
 from dataclasses import dataclass
+from operator import attrgetter
 
 from workbench.errors import ReflectionError
 from workbench.wgsl import syntax as s
@@ -30,6 +31,7 @@ SMALL_BOUND = 4096
 CHAIN_SUSPECT = 32
 _COMPARISONS = frozenset(["<", "<=", ">", ">=", "!="])
 _LOOP_WORDS = frozenset(["loop", "while", "for"])
+_LOOP = "a loop { } (bounded only by its break)"
 
 
 @dataclass(frozen=True)
@@ -48,21 +50,7 @@ def loops_without_small_constant_bound(
     a literal or a module-scope const of at most SMALL_BOUND, in `source` (WGSL text or its tree),
     in the named `functions` only when given."""
     tree = _tree(source, where)
-    if tree is None or not tree.words & _LOOP_WORDS:  # no loop written: no walk either
-        return []
-    checker = Checker(tree, where)
-    out = []
-    with recursion_room():  # a const or a condition may be thousands of operators long
-        for node in _statements(tree, functions):
-            line = line_of(tree.text, node.span[0])
-            if isinstance(node, s.Loop):
-                out.append(Site(line, "a loop { } (bounded only by its break)"))
-            elif isinstance(node, s.While):
-                out.append(Site(line, "a while loop"))
-            elif isinstance(node, s.For) and _small_bound(node.condition, checker) is None:
-                text = print_expr(node.condition) if node.condition is not None else "nothing"
-                out.append(Site(line, f"a for loop bounded by {text}"))
-    return sorted(out, key=lambda site: site.line)
+    return [] if tree is None else sites(tree, where, functions, None)[0]
 
 
 def else_if_chains(
@@ -74,15 +62,40 @@ def else_if_chains(
     """Every `if` followed by `at_least` or more `else if` branches (nested chains on their own),
     in `source` (WGSL text or its tree), in the named `functions` only when given."""
     tree = _tree(source, where)
-    if tree is None or "else" not in tree.words:  # no else written: no walk either
-        return []
-    out = []
-    for node in _statements(tree, functions):
-        if isinstance(node, s.If) and len(node.clauses) - 1 >= at_least:
-            count = len(node.clauses) - 1
-            line = line_of(tree.text, node.span[0])
-            out.append(Site(line, f"an if with {count} else-if branches", count))
-    return sorted(out, key=lambda site: site.line)
+    return [] if tree is None else sites(tree, where, functions, at_least)[1]
+
+
+def sites(
+    tree: s.Module, where: str, functions: Collection[str] | None, at_least: int | None
+) -> tuple[list[Site], list[Site]]:
+    """Both questions in one walk: the loops as `loops_without_small_constant_bound` finds them,
+    and the else-if chains of `at_least` branches or more (none asked when None)."""
+    want_loops = bool(tree.words & _LOOP_WORDS)  # no loop written: no loop to look for
+    want_chains = at_least is not None and "else" in tree.words
+    if not want_loops and not want_chains:
+        return [], []
+    checker = Checker(tree, where) if want_loops else None
+    loops, chains = [], []
+    with recursion_room():  # a const or a condition may be thousands of operators long
+        for node in _statements(tree, functions):
+            if isinstance(node, s.If):
+                count = len(node.clauses) - 1
+                if want_chains and at_least is not None and count >= at_least:
+                    line = line_of(tree.text, node.span[0])
+                    chains.append(Site(line, f"an if with {count} else-if branches", count))
+            elif checker is None:
+                continue
+            elif isinstance(node, s.Loop):
+                loops.append(Site(line_of(tree.text, node.span[0]), _LOOP))
+            elif isinstance(node, s.While):
+                loops.append(Site(line_of(tree.text, node.span[0]), "a while loop"))
+            elif isinstance(node, s.For) and _small_bound(node.condition, checker) is None:
+                text = print_expr(node.condition) if node.condition is not None else "nothing"
+                loops.append(
+                    Site(line_of(tree.text, node.span[0]), f"a for loop bounded by {text}")
+                )
+    by_line = attrgetter("line")
+    return sorted(loops, key=by_line), sorted(chains, key=by_line)
 
 
 def _tree(source: str | s.Module, where: str) -> s.Module | None:

@@ -26,12 +26,8 @@ from dataclasses import dataclass, field
 
 from workbench.wgsl import syntax as s
 from workbench.wgsl.checker import Checker
-from workbench.wgsl.hazards import (
-    CHAIN_SUSPECT,
-    Site,
-    else_if_chains,
-    loops_without_small_constant_bound,
-)
+from workbench.wgsl.hazards import CHAIN_SUSPECT, Site
+from workbench.wgsl.hazards import sites as hazard_sites
 from workbench.wgsl.lexer import line_of
 from workbench.wgsl.parser import parse, recursion_room
 from workbench.wgsl.printer import print_expr
@@ -407,6 +403,7 @@ class _Reflector:
             for span, why in self.checker.unknowns
             if any(a <= span[0] < b for a, b in spans)
         )
+        loops, chains = hazard_sites(self.tree, self.where, reached, CHAIN_SUSPECT)
         info.entry_points[fn.name] = EntryPoint(
             fn.name,
             (size[0], size[1], size[2]),
@@ -421,8 +418,8 @@ class _Reflector:
             f32_bits=f32_bits,
             functions=tuple(sorted(reached)),
             deferred=tuple(deferred),
-            loops=tuple(loops_without_small_constant_bound(self.tree, self.where, reached)),
-            chains=tuple(else_if_chains(self.tree, CHAIN_SUSPECT, self.where, reached)),
+            loops=tuple(loops),
+            chains=tuple(chains),
         )
 
     def tree_fn(self, name: str) -> s.Function | None:
