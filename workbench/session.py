@@ -58,7 +58,12 @@ from workbench.specs.base import KernelSpec
 from workbench.specs.described import DescriptionError, described_for, load_descriptions
 from workbench.verdicts import Verdict, decide_comparisons
 from workbench.wgsl.corpus import Corpus, Kernel, load_corpus
-from workbench.wgsl.hazards import Site, else_if_chains, loops_without_small_constant_bound
+from workbench.wgsl.hazards import (
+    CHAIN_SUSPECT,
+    Site,
+    else_if_chains,
+    loops_without_small_constant_bound,
+)
 from workbench.wgsl.reflect import EntryPoint, subgroup_width_constants
 from workbench.written import sentinel_fill, unchanged, unwritten, watchable
 
@@ -263,10 +268,6 @@ def gpu_waits_abandoned() -> bool:
     return abandoned_waits()
 
 
-# Chains shorter than this are not measured against the adapter (lavapipe breaks at about 79).
-CHAIN_SUSPECT = 32
-
-
 def _limit_warning(kernel: Kernel, sites: list[Site], limit: str, wrong: str) -> str:
     """One line: the adapter's `limit`, where the kernel could meet it (the first site), and
     what would then be `wrong`."""
@@ -401,7 +402,7 @@ class Session:
             # Sized by an override without a default: it compiles once a run gives the value.
             return Status(StatusKind.OK)
         try:
-            self._compile(kernel, overrides)
+            self._compile(kernel, overrides, check_only=True)
         except CompileError as exc:
             return Status(StatusKind.COMPILE_ERROR, error=exc)
         except WorkbenchError as exc:
@@ -433,9 +434,13 @@ class Session:
     def _limit_warnings(self, kernel: Kernel) -> list[str]:
         """A warning per limit of this adapter that a construct of `kernel` could meet; the
         canaries are measured only for a kernel that has such a construct."""
-        text = kernel.reached_text()
-        loops = loops_without_small_constant_bound(text, kernel.file)
-        chains = else_if_chains(text, CHAIN_SUSPECT, kernel.file)
+        # Found by reflection in what a run can reach (no second parse).
+        ep = kernel.entry_point
+        if ep is not None:
+            loops, chains = list(ep.loops), list(ep.chains)
+        else:
+            loops = loops_without_small_constant_bound(kernel.text, kernel.file)
+            chains = else_if_chains(kernel.text, CHAIN_SUSPECT, kernel.file)
         if not loops and not chains:
             return []
         found = self.canaries()
@@ -486,12 +491,30 @@ class Session:
         return limit_refusal(case, self.adapter)
 
     # -- running -------------------------------------------------------------------------------
-    def _compile(self, kernel: Kernel, overrides: Mapping[str, float] | None = None) -> Any:
+    def _compile(
+        self,
+        kernel: Kernel,
+        overrides: Mapping[str, float] | None = None,
+        check_only: bool = False,
+    ) -> Any:
+        """The kernel's pipeline; with `check_only`, only whether it compiles (a success
+        remembered from an earlier process is not compiled again: `gpu.compiled`)."""
         text, smap = kernel.assemble(self.adapter.features)
         ep = _entry(kernel)
-        return self.gpu.compile(
-            text, smap, ep.name, ep.bindings, kernel.file, dict(overrides or {})
+        overrides = dict(overrides or {})
+        # The entry point as reflection read it, so the module is not read a second time.
+        args = (
+            text,
+            smap,
+            ep.name,
+            ep.bindings,
+            kernel.file,
+            overrides,
+            kernel.resolved(overrides),
         )
+        if check_only:
+            return self.gpu.check_compiles(*args)
+        return self.gpu.compile(*args)
 
     def _buffer_plans(self, case: Case) -> tuple[list[BufferPlan], tuple[int, int, int]]:
         """What to upload for each binding, and the grid as it will be dispatched."""

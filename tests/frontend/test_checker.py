@@ -124,3 +124,83 @@ def test_what_it_cannot_work_out_is_unknown_not_an_error():
         "no rule for the builtin 'mystery'",
         "'thing' is not declared",
     }
+
+
+def _let_types(source: str) -> tuple[dict[str, str], list[str]]:
+    """The type of every `let` in the module's functions, and what the checker could not work out."""
+    tree = parse(source)
+    checker = check(tree)
+    lets = {
+        st.name: checker.types[id(st.init)].text
+        for f in tree.functions()
+        for st in s.walk(f.body)
+        if isinstance(st, s.VarDecl) and st.kind == "let" and st.init is not None
+    }
+    return lets, [why for _, why in checker.unknowns]
+
+
+def test_textures_and_samplers_have_their_wgsl_types_and_their_builtins_results():
+    types, unknowns = _let_types(
+        """
+        @group(0) @binding(0) var img: texture_2d<f32>;
+        @group(0) @binding(1) var ids: texture_2d_array<u32>;
+        @group(0) @binding(2) var vol: texture_3d<i32>;
+        @group(0) @binding(3) var dep: texture_depth_2d;
+        @group(0) @binding(4) var st: texture_storage_2d<r32sint, write>;
+        @group(0) @binding(5) var line: texture_1d<f32>;
+        @group(0) @binding(6) var samp: sampler;
+        @group(0) @binding(7) var cmp: sampler_comparison;
+        @compute @workgroup_size(8, 8)
+        fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+            let t = img;
+            let sm = samp;
+            let dims = textureDimensions(img, 0);
+            let vdims = textureDimensions(vol);
+            let ldims = textureDimensions(line);
+            let layers = textureNumLayers(ids);
+            let texel = textureLoad(img, vec2<i32>(gid.xy), 0);
+            let id = textureLoad(ids, vec2<i32>(gid.xy), 1, 0).x;
+            let voxel = textureLoad(vol, vec3<i32>(gid), 0);
+            let depth = textureLoad(dep, vec2<i32>(gid.xy), 0);
+            let sampled = textureSampleLevel(img, samp, vec2<f32>(0.5), 0.0);
+            let gathered = textureGather(1, img, samp, vec2<f32>(0.5));
+            let shadow = textureSampleCompareLevel(dep, cmp, vec2<f32>(0.5), 0.5);
+            let sdims = textureDimensions(st);
+            textureStore(st, vec2<i32>(gid.xy), vec4<i32>(voxel.x));
+            let sum = texel.x + sampled.y + depth + shadow + f32(dims.x + layers + id);
+        }
+        """
+    )
+    assert unknowns == []
+    assert types == {
+        "t": "texture_2d<f32>",
+        "sm": "sampler",
+        "dims": "vec2<u32>",
+        "vdims": "vec3<u32>",
+        "ldims": "u32",
+        "layers": "u32",
+        "texel": "vec4<f32>",
+        "id": "u32",
+        "voxel": "vec4<i32>",
+        "depth": "f32",
+        "sampled": "vec4<f32>",
+        "gathered": "vec4<f32>",
+        "shadow": "f32",
+        "sdims": "vec2<u32>",
+        "sum": "f32",
+    }
+
+
+def test_a_storage_texture_reads_as_its_formats_channel_type():
+    types, unknowns = _let_types(
+        """
+        @group(0) @binding(0) var a: texture_storage_2d<rgba32uint, read>;
+        @group(0) @binding(1) var b: texture_storage_3d<rgba16float, read_write>;
+        fn f() {
+            let x = textureLoad(a, vec2<i32>(0));
+            let y = textureLoad(b, vec3<i32>(0));
+        }
+        """
+    )
+    assert unknowns == []
+    assert types == {"x": "vec4<u32>", "y": "vec4<f32>"}

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from workbench.session import Session, StatusKind
 from workbench.wgsl.corpus import load_corpus
+from workbench.wgsl.parser import parse
 
 REPO = Path(__file__).resolve().parents[2]
 # Generous: what these catch is a hang (the old reader took minutes) or a crash, not slowness.
@@ -207,7 +208,7 @@ def test_tree_positions_name_the_users_file_behind_preambles(session, tmp_path):
         },
     )
     kernel = on(session, root).kernel("k")
-    tree = kernel.module.tree
+    tree = parse(kernel.text, kernel.file)
     fn = tree.functions()[0]
     statement = fn.body.body[0]
     assert kernel.position(statement.span[0]) == ("k.wgsl", 4, 2)
@@ -218,8 +219,54 @@ def test_what_the_checker_cannot_work_out_is_named_beside_the_entry_point_and_de
     from workbench.wgsl.reflect import reflect
 
     info = reflect(OUT + "@compute @workgroup_size(1)\nfn k() {\n  out[0] = mystery(1.0);\n}\n")
-    assert info.entry_points["k"].deferred == ("4: no rule for the builtin 'mystery'",)
+    assert info.entry_points["k"].deferred == ((4, "no rule for the builtin 'mystery'"),)
     assert not info.entry_problems  # the compiler, not the front end, judges it
+
+
+PREAMBLE = {
+    "wgslconfig.toml": '[preamble]\nfiles = ["pre.wgsl"]\n',
+    "pre.wgsl": "const SCALE = 2.0;\n\n",
+}
+# A builtin the checker has no rule for (yet): wgpu compiles it, the front end defers.
+DEFERRING = (
+    OUT + "@compute @workgroup_size(1)\nfn k() {\n"
+    "    out[0] = SCALE * f32(dot4U8Packed(0x01020304u, 0x01010101u));\n}\n"
+)
+
+
+def test_what_the_front_end_defers_is_said_beside_the_kernel_in_the_users_file(
+    session, tmp_path, capsys
+):
+    from workbench.cli import main
+
+    root = write(tmp_path / "c", {**PREAMBLE, "k.wgsl": DEFERRING})
+    s = on(session, root)
+    kernel = s.kernel("k")
+    note = "k.wgsl:4: no rule for the builtin 'dot4U8Packed'"
+    assert kernel.deferred == (note,)
+    # Deferred, not refused: it compiles and computes what WGSL says, 2 * (4*1 + 3*1 + 2*1 + 1*1).
+    assert s.status(kernel).kind == StatusKind.OK
+    ran = s.run(s.case(kernel, dims={"n": 4}), reference=False)
+    assert ran.outputs["out"][0] == 20.0
+
+    assert main(["list", str(root), "--json"]) == 0
+    (row,) = json.loads(capsys.readouterr().out)["kernels"]
+    assert row["deferred"] == [note] and row["status"] == "ok"
+    assert main(["list", str(root)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert f"      not worked out here, left to the compiler: {note}" in lines
+
+
+def test_a_body_the_parser_cannot_read_is_noted_where_the_reading_stopped(session, tmp_path):
+    body = "fn k() {\n    let a = 1.0;\n    out[0] = (a;\n}\n"
+    root = write(
+        tmp_path / "c", {**PREAMBLE, "k.wgsl": OUT + "@compute @workgroup_size(1)\n" + body}
+    )
+    s = on(session, root)
+    kernel = s.kernel("k")
+    (note,) = kernel.deferred
+    assert note == "k.wgsl:5: the body of 'k' was not read: expected ')' but found ';'"
+    assert s.status(kernel).kind == StatusKind.COMPILE_ERROR  # the compiler's word on it
 
 
 def test_an_unknown_attribute_on_one_entry_point_affects_that_kernel_alone(session, tmp_path):

@@ -318,3 +318,23 @@ def test_uniform_fields_take_numbers_as_the_command_line_does() -> None:
     assert parsed.sets == {"params.eps": 1e-5, "dims.w": 0x01020304, "params.k": 1000}
     bad = parse_form(FormState(sets={"params.eps": "0xZZ"}), None)
     assert bad.problems == ("params.eps: '0xZZ' is not a number (hex: 0x...)",)
+
+
+def test_the_kernel_view_says_what_the_front_end_left_to_the_compiler(tmp_path) -> None:
+    from workbench.wgsl.corpus import load_corpus
+
+    calls = "".join(f"    out[{i}] = f32(dot4U8Packed({i}u, 1u));\n" for i in range(5))
+    (tmp_path / "k.wgsl").write_text(
+        "@group(0) @binding(0) var<storage, read_write> out: array<f32>;\n"
+        "@compute @workgroup_size(1)\nfn k() {\n" + calls + "}\n",
+        encoding="utf-8",
+    )
+    kernel = load_corpus(tmp_path).find("k")
+    note = "left to the compiler: k.wgsl:{}: no rule for the builtin 'dot4U8Packed'"
+    assert View(kernel=kernel).deferred == (
+        note.format(4),
+        note.format(5),
+        note.format(6),
+        "(and 2 more left to the compiler)",
+    )
+    assert View().deferred == ()

@@ -115,6 +115,10 @@ def print_roofline(roof: dict[str, Any]) -> None:
     )
 
 
+# Deferred notes printed per kernel by `list` (all of them are in --json).
+DEFERRED_SHOWN = 3
+
+
 def kernel_rows(session: Session) -> list[dict[str, Any]]:
     from workbench.specs.described import described_for
     from workbench.specs.registry import spec_for
@@ -152,6 +156,8 @@ def kernel_rows(session: Session) -> list[dict[str, Any]]:
                 "spec": spec is not None,
                 "status": status,
                 "warnings": session.warnings(k) if status == "ok" else [],
+                # What the front end left to the compiler: the kernel still compiles and runs.
+                "deferred": list(k.deferred),
             }
         )
     return rows
@@ -162,9 +168,10 @@ def cmd_list(args: argparse.Namespace) -> int:
     if args.pipelines:
         return list_pipelines(args.json, Path(args.corpus) if args.corpus else None)
     session = open_session(args)
-    # Every status compiles, so the device is made anyway: say once if it cannot run compute.
-    problem = session.probe_compute()
     rows = kernel_rows(session)
+    # Say once if the adapter cannot run compute. After the statuses: a kernel that compiled
+    # (or was remembered compiling on this adapter) already answers it without a probe.
+    problem = session.probe_compute()
     if args.json:
         print_json(
             {
@@ -193,6 +200,11 @@ def cmd_list(args: argparse.Namespace) -> int:
             print(f"      {line}")
         for warning in r["warnings"]:
             print(f"      warning: {warning}")
+        deferred = r["deferred"]
+        for note in deferred[:DEFERRED_SHOWN]:
+            print(f"      not worked out here, left to the compiler: {note}")
+        if len(deferred) > DEFERRED_SHOWN:
+            print(f"      (and {len(deferred) - DEFERRED_SHOWN} more left to the compiler: --json)")
     for f, why in session.corpus.problems.items():
         print(f"  skipped {f}: {why}")
     if not rows and not session.corpus.problems:

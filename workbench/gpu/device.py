@@ -32,6 +32,7 @@ from workbench.errors import (
     MissingFeatureError,
     ReflectionError,
 )
+from workbench.gpu import compiled
 from workbench.gpu.adapters import (
     COMPUTE_PROBES,
     USEFUL_FEATURES,
@@ -143,6 +144,7 @@ class GpuContext:
     _period: float | None = None
     _device_error: str | None = None  # why the device could not be created (not retried)
     _flush: Any = None  # the cache-flush buffer, made on first use
+    _compiled: bool = False  # a pipeline compiled on this adapter (or one was remembered)
     timeout_s: float = DEFAULT_TIMEOUT_S
     _timed_out: str | None = None  # the watchdog fired: the device may still be busy with it
     _beat: float = 0.0  # when GPU work last finished a wait (the watchdog counts from there)
@@ -171,12 +173,17 @@ class GpuContext:
     def probe_compute(self) -> str | None:
         """Why this adapter cannot run compute shaders, or None when it can.
 
-        Creates the device and a trivial compute pipeline (cheap: nothing is dispatched). The
+        Creates the device and a trivial compute pipeline (cheap: nothing is dispatched), unless
+        a pipeline was already made on the adapter (or remembered, `check_compiles`). The
         answer is kept per adapter, so each is probed once and the default adapter choice skips
         one known to fail.
         """
         if self.adapter.index in COMPUTE_PROBES:
             return COMPUTE_PROBES[self.adapter.index] or None
+        if self._compiled:
+            # A pipeline was made on this adapter (here, or by this driver and wgpu before).
+            COMPUTE_PROBES[self.adapter.index] = ""
+            return None
         problem = ""
         try:
             import wgpu
@@ -264,6 +271,27 @@ class GpuContext:
         return check_limits(self.adapter, sized, workgroup_size, grid, kernel, entry)
 
     # -- compile -----------------------------------------------------------------------------
+    def check_compiles(
+        self,
+        module_text: str,
+        smap: SourceMap,
+        entry: str,
+        bindings: tuple[Binding, ...],
+        file: str,
+        constants: dict[str, float] | None = None,
+        reflected: EntryPoint | None = None,
+    ) -> None:
+        """Whether the module compiles into a pipeline (a CompileError says why not), as
+        `compile`; a success remembered for this adapter, driver and wgpu (`compiled`) is not
+        compiled again, and then no device is made."""
+        layout = tuple(b.signature for b in bindings)
+        key = compiled.compile_key(self.adapter, module_text, entry, layout, constants)
+        if compiled.known(key):
+            self._compiled = True
+            return
+        self.compile(module_text, smap, entry, bindings, file, constants, reflected)
+        compiled.remember(key)
+
     def compile(
         self,
         module_text: str,
@@ -272,7 +300,11 @@ class GpuContext:
         bindings: tuple[Binding, ...],
         file: str,
         constants: dict[str, float] | None = None,
+        reflected: EntryPoint | None = None,
     ) -> Program:
+        """The pipeline of `entry` in `module_text`, made once per context. `reflected` is the
+        entry point as the caller already reflected it from the same text (with the same
+        constants), which spares reading the module again for the workgroup memory check."""
         import wgpu
 
         key = (
@@ -285,7 +317,10 @@ class GpuContext:
             return self._programs[key]
         if self._timed_out:
             raise DispatchTimeout(f"{self._timed_out}; the device may still be busy with it")
-        self._check_module_workgroup_storage(module_text, entry, file, constants)
+        if reflected is not None:
+            self.check_workgroup_storage(reflected, f"{file}:{entry}")
+        else:
+            self._check_module_workgroup_storage(module_text, entry, file, constants)
         dev = self.device
         try:
             module = dev.create_shader_module(code=module_text)
@@ -339,6 +374,7 @@ class GpuContext:
             ) from None
         program = Program(pipeline, layouts, bindings, entry)
         self._programs[key] = program
+        self._compiled = True
         return program
 
     def _check_module_workgroup_storage(

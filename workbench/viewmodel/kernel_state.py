@@ -32,6 +32,7 @@ if TYPE_CHECKING:
 
 _LOCATED = re.compile(r"^(?P<file>[^\n:]+\.wgsl):(?P<line>\d+)(?::(?P<col>\d+))?: ", re.M)
 MASK = "#.### ms"
+DEFERRED_SHOWN = 3  # notes of what the front end could not work out, shown above the code
 
 
 def error_location(message: str) -> tuple[str, int, int] | None:
@@ -229,6 +230,16 @@ class View:
     @property
     def error_location(self) -> tuple[str, int, int] | None:
         return error_location(self.error) if self.error else None
+
+    @property
+    def deferred(self) -> tuple[str, ...]:
+        """Lines saying what the front end could not work out in the kernel (the compiler judges
+        it: the kernel still compiles and runs), the first DEFERRED_SHOWN and how many more."""
+        notes = self.kernel.deferred if self.kernel is not None else ()
+        lines = tuple(f"left to the compiler: {n}" for n in notes[:DEFERRED_SHOWN])
+        if len(notes) > DEFERRED_SHOWN:
+            lines += (f"(and {len(notes) - DEFERRED_SHOWN} more left to the compiler)",)
+        return lines
 
 
 def view_of(state: KernelState | None, kernel: Kernel | None, **facts: Any) -> View:

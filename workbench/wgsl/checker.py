@@ -4,7 +4,7 @@ every const-expression to its value.
 Module-scope declarations may come in any order: a name is resolved when it is first needed, and
 a cycle resolves to unknown. Inside functions, scopes follow blocks. Types are `WType`s (scalars
 including f16 and the abstract numerics, vectors, matrices, arrays, structs, pointers, atomics;
-textures and samplers as opaque). Values come from `consteval`.
+textures with the type their texels read as, samplers). Values come from `consteval`.
 
 The checker never refuses a module: what it cannot work out (a construct it does not know, a
 builtin it has no rule for, a name that is not declared) becomes the unknown type and is noted in
@@ -26,7 +26,9 @@ from workbench.wgsl.parser import recursion_room
 from workbench.wgsl.types import (
     ABSTRACT_FLOAT,
     ABSTRACT_INT,
+    SAMPLERS,
     SCALARS,
+    TEXTURE_DIMENSIONS,
     UNKNOWN,
     WType,
     make_array,
@@ -35,6 +37,7 @@ from workbench.wgsl.types import (
     make_pointer,
     make_scalar,
     make_struct,
+    make_texture,
     make_vector,
     vector_shorthand,
 )
@@ -125,7 +128,7 @@ class Checker:
                 )
         finally:
             self._busy.discard(name)
-        if any(t.kind in ("unknown", "opaque", "pointer") for _, t in fields):
+        if any(t.kind in _NO_LAYOUT for _, t in fields):
             # No layout for what the compiler will judge; a strict caller has raised already.
             t = WType("struct", name, members=tuple())
         else:
@@ -205,6 +208,10 @@ class Checker:
             return make_pointer(
                 words[0] if words else "", store, words[2] if len(words) > 2 else ""
             )
+        if name in TEXTURE_DIMENSIONS:
+            return make_texture(name, tuple(a.name if isinstance(a, s.Ident) else "" for a in args))
+        if name in SAMPLERS:
+            return WType("sampler", name)
         if name.startswith(("texture", "sampler", "binding_array")) or name in _OPAQUE:
             for a in args:
                 if isinstance(a, s.Ident) and a.template is not None:
@@ -296,7 +303,10 @@ class Checker:
             if fn.result is not None:
                 self.resolve_type(fn.result)
             if fn.unparsed:
-                self.unknowns.append((fn.body.span, fn.unparsed))
+                at = fn.unparsed_at
+                self.unknowns.append(
+                    ((at, at), f"the body of '{fn.name}' was not read: {fn.unparsed}")
+                )
                 for name in fn.loose_names:
                     if name in self.globals and self._lookup(name) is None:
                         facts.globals.add(name)
@@ -557,7 +567,8 @@ class Checker:
 # Predeclared types written with a template list (`vec3<f32>(...)` constructs one); any other
 # templated call is a builtin function such as `bitcast<T>` or an extension's.
 _TEMPLATED_TYPES = frozenset({"vec2", "vec3", "vec4", "array", "atomic", "ptr"})
-_OPAQUE = frozenset({"sampler", "sampler_comparison", "acceleration_structure", "ray_query"})
+_OPAQUE = frozenset({"acceleration_structure", "ray_query"})
+_NO_LAYOUT = frozenset({"unknown", "opaque", "pointer", "texture", "sampler"})
 
 
 def _is_matrix(name: str) -> bool:

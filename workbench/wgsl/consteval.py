@@ -595,6 +595,9 @@ def builtin(name: str, args: Sequence[Typed]) -> Typed | None:
             if pointee and pointee.kind == "atomic" and pointee.element
             else pointee or UNKNOWN
         )
+    texture = next((a.type for a in args if a.type.kind == "texture"), None)
+    if texture is not None and name.startswith("texture"):
+        return _texture_call(name, texture)
     if name in ("storageBarrier", "workgroupBarrier", "textureBarrier", "subgroupBarrier"):
         return Typed(VOID)
     if name.startswith(("subgroup", "quad")):
@@ -603,6 +606,41 @@ def builtin(name: str, args: Sequence[Typed]) -> Typed | None:
         if name in ("subgroupElect", "subgroupAll", "subgroupAny"):
             return Typed(BOOL)
         return Typed(concrete(args[0].type)) if args else UNKNOWN_TYPED
+    return None
+
+
+_TEXTURE_COUNTS = frozenset({"textureNumLayers", "textureNumLevels", "textureNumSamples"})
+# Texture reads whose result is a texel: one f32 from a depth texture, else a vec4 of the
+# texture's channel type (WGSL spec, "Texture Built-in Functions").
+_TEXEL_READS = frozenset(
+    {
+        "textureLoad",
+        "textureSample",
+        "textureSampleBias",
+        "textureSampleGrad",
+        "textureSampleLevel",
+        "textureSampleBaseClampToEdge",
+    }
+)
+
+
+def _texture_call(name: str, texture: WType) -> Typed | None:
+    """The type of a texture builtin's result on `texture`; None for a name this does not know."""
+    if name == "textureDimensions":
+        n = texture.count or 2
+        return Typed(make_scalar("u32") if n == 1 else make_vector(n, "u32"))
+    if name in _TEXTURE_COUNTS:
+        return Typed(make_scalar("u32"))
+    if name == "textureStore":
+        return Typed(VOID)
+    if name in ("textureSampleCompare", "textureSampleCompareLevel"):
+        return Typed(make_scalar("f32"))
+    if name in _TEXEL_READS:
+        if texture.text.startswith("texture_depth_"):
+            return Typed(make_scalar("f32"))
+        return Typed(make_vector(4, texture.scalar or "f32"))
+    if name in ("textureGather", "textureGatherCompare"):
+        return Typed(make_vector(4, texture.scalar or "f32"))
     return None
 
 

@@ -25,12 +25,14 @@ import fnmatch
 import os
 import re
 from collections.abc import Mapping
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 
 from workbench.errors import CorpusError, ReflectionError, UserError
 from workbench.userfiles import files_under, read_text, read_toml
+from workbench.wgsl import reflected
 from workbench.wgsl import syntax as s
 from workbench.wgsl.lexer import column_of, line_of
 from workbench.wgsl.parser import directives, parse
@@ -56,6 +58,11 @@ HOST_LINES = "<workbench>"  # where lines the host appends to a module are said 
 MAX_CONFIG_BYTES = 1 << 20
 
 
+# The reflections remembered for the corpus being loaded (`load_corpus` sets it for the load, in
+# this thread only): every kernel made meanwhile looks its module up there first, and adds it.
+_REMEMBERED: ContextVar[reflected.Remembered | None] = ContextVar("remembered", default=None)
+
+
 @dataclass(frozen=True)
 class Piece:
     """A run of lines from one file that goes into a module."""
@@ -78,6 +85,10 @@ class Kernel:
     # Entry points of the same file that cannot be compiled (e.g. @workgroup_size(0)): left out
     # of this kernel's module, since the compiler validates every entry point of a module.
     without: tuple[str, ...] = ()
+    # The reflections remembered for the corpus it was loaded with (`load_corpus`), if any.
+    remembered: reflected.Remembered | None = field(
+        default_factory=lambda: _REMEMBERED.get(), repr=False, compare=False
+    )
 
     @cached_property
     def text(self) -> str:
@@ -136,10 +147,20 @@ class Kernel:
 
     @cached_property
     def module(self) -> ModuleInfo | None:
+        """What reflection found in the module (remembered across runs: `reflected`; its `tree`
+        is then None), or None when it cannot be read."""
+        text = self.text
+        remembered = self.remembered
+        info = remembered.get(text, self.file) if remembered is not None else None
+        if info is not None:
+            return info
         try:
-            return reflect(self.text, self.file)
+            info = reflect(text, self.file)
         except ReflectionError:
             return None
+        if remembered is not None:
+            remembered.put(text, self.file, info)
+        return info
 
     @property
     def entry_point(self) -> EntryPoint | None:
@@ -153,6 +174,20 @@ class Kernel:
             why = f" ({self.problem})" if self.problem else ""
             raise UserError(f"{self.file}:{self.name}: no @compute entry point{why}")
         return ep
+
+    @property
+    def deferred(self) -> tuple[str, ...]:
+        """What the front end could not work out in the code the entry point reaches, each
+        `file:line: why` in the user's files: the kernel still compiles and runs (the compiler
+        judges it), and a feature that needs the knowledge says why it cannot act."""
+        ep = self.entry_point
+        if ep is None:
+            return ()
+        out = []
+        for line, why in ep.deferred:
+            file, at = self.locate(line)
+            out.append(f"{file}:{at}: {why}")
+        return tuple(out)
 
     @property
     def features(self) -> tuple[str, ...]:
@@ -302,8 +337,20 @@ class Corpus:
 
 
 def load_corpus(path: str | Path | None = None) -> Corpus:
-    """Load a folder (default: the shipped shaders). A single .wgsl file is also accepted."""
+    """Load a folder (default: the shipped shaders). A single .wgsl file is also accepted.
+    Reflections are remembered across loads (`reflected`), read once and written once a load."""
     root = Path(path) if path is not None else SHIPPED
+    remembered = reflected.Remembered(root.parent if root.suffix == ".wgsl" else root)
+    token = _REMEMBERED.set(remembered)
+    try:
+        corpus = _load_corpus(root)
+    finally:
+        _REMEMBERED.reset(token)
+    remembered.save()
+    return corpus
+
+
+def _load_corpus(root: Path) -> Corpus:
     if not root.exists():
         raise UserError(f"corpus {root} does not exist")
     variants: list[Variant] = []
@@ -627,10 +674,8 @@ def _entry_names(text: str, rel: str) -> list[str]:
 
 
 def _own_entry_names(kernel: Kernel, mod: ModuleInfo) -> list[str]:
-    """The `@compute` functions written in the kernel's last piece (its own text), read from the
-    module's tree: those that start after the pieces before it."""
-    if mod.tree is None:
-        return []
+    """The `@compute` functions written in the kernel's last piece (its own text), in source
+    order: those that start after the pieces before it."""
     before = len(
         "".join(
             _blank_directives(p.text, d)
@@ -638,9 +683,9 @@ def _own_entry_names(kernel: Kernel, mod: ModuleInfo) -> list[str]:
         )
     )
     return [
-        f.name
-        for f in mod.tree.functions()
-        if f.span[0] >= before and f.attr("compute") is not None
+        name
+        for name, (start, _) in mod.functions.items()
+        if start >= before and (name in mod.entry_points or name in mod.entry_problems)
     ]
 
 

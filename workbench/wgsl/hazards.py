@@ -5,12 +5,16 @@ adapter does, and this module says which kernels could meet it.
 
 The questions are asked of the syntax tree's loop and `if` nodes (an `if` holds its `else if`
 branches as one list), read without recursion. Text that does not parse has no findings (it does
-not compile either); a function body the parser leaves to the compiler has none either.
+not compile either); a function body the parser leaves to the compiler has none either. A caller
+that holds the module's tree already (a kernel's reflection keeps it) passes the tree, and the
+functions a run can reach, so nothing is parsed twice.
 """
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass
+from operator import attrgetter
 
 from workbench.errors import ReflectionError
 from workbench.wgsl import syntax as s
@@ -23,7 +27,11 @@ from workbench.wgsl.printer import print_expr
 # A loop bounded by a literal (or a module-scope const) up to this count cannot reach any measured
 # cap (lavapipe: 65,536) however it steps; anything else could.
 SMALL_BOUND = 4096
+# Chains shorter than this are not measured against the adapter (lavapipe breaks at about 79).
+CHAIN_SUSPECT = 32
 _COMPARISONS = frozenset(["<", "<=", ">", ">=", "!="])
+_LOOP_WORDS = frozenset(["loop", "while", "for"])
+_LOOP = "a loop { } (bounded only by its break)"
 
 
 @dataclass(frozen=True)
@@ -35,51 +43,79 @@ class Site:
     size: int = 0  # an else-if chain's branches
 
 
-def loops_without_small_constant_bound(source: str, where: str = "<wgsl>") -> list[Site]:
+def loops_without_small_constant_bound(
+    source: str | s.Module, where: str = "<wgsl>", functions: Collection[str] | None = None
+) -> list[Site]:
     """Every `loop`, every `while`, and every `for` whose condition is not `i OP BOUND` with BOUND
-    a literal or a module-scope const of at most SMALL_BOUND."""
+    a literal or a module-scope const of at most SMALL_BOUND, in `source` (WGSL text or its tree),
+    in the named `functions` only when given."""
     tree = _tree(source, where)
-    if tree is None:
-        return []
-    checker = Checker(tree, where)
-    out = []
+    return [] if tree is None else sites(tree, where, functions, None)[0]
+
+
+def else_if_chains(
+    source: str | s.Module,
+    at_least: int,
+    where: str = "<wgsl>",
+    functions: Collection[str] | None = None,
+) -> list[Site]:
+    """Every `if` followed by `at_least` or more `else if` branches (nested chains on their own),
+    in `source` (WGSL text or its tree), in the named `functions` only when given."""
+    tree = _tree(source, where)
+    return [] if tree is None else sites(tree, where, functions, at_least)[1]
+
+
+def sites(
+    tree: s.Module, where: str, functions: Collection[str] | None, at_least: int | None
+) -> tuple[list[Site], list[Site]]:
+    """Both questions in one walk: the loops as `loops_without_small_constant_bound` finds them,
+    and the else-if chains of `at_least` branches or more (none asked when None)."""
+    want_loops = bool(tree.words & _LOOP_WORDS)  # no loop written: no loop to look for
+    want_chains = at_least is not None and "else" in tree.words
+    if not want_loops and not want_chains:
+        return [], []
+    checker = Checker(tree, where) if want_loops else None
+    loops, chains = [], []
     with recursion_room():  # a const or a condition may be thousands of operators long
-        for node in _statements(tree):
-            line = line_of(source, node.span[0])
-            if isinstance(node, s.Loop):
-                out.append(Site(line, "a loop { } (bounded only by its break)"))
+        for node in _statements(tree, functions):
+            if isinstance(node, s.If):
+                count = len(node.clauses) - 1
+                if want_chains and at_least is not None and count >= at_least:
+                    line = line_of(tree.text, node.span[0])
+                    chains.append(Site(line, f"an if with {count} else-if branches", count))
+            elif checker is None:
+                continue
+            elif isinstance(node, s.Loop):
+                loops.append(Site(line_of(tree.text, node.span[0]), _LOOP))
             elif isinstance(node, s.While):
-                out.append(Site(line, "a while loop"))
+                loops.append(Site(line_of(tree.text, node.span[0]), "a while loop"))
             elif isinstance(node, s.For) and _small_bound(node.condition, checker) is None:
                 text = print_expr(node.condition) if node.condition is not None else "nothing"
-                out.append(Site(line, f"a for loop bounded by {text}"))
-    return sorted(out, key=lambda site: site.line)
+                loops.append(
+                    Site(line_of(tree.text, node.span[0]), f"a for loop bounded by {text}")
+                )
+    by_line = attrgetter("line")
+    return sorted(loops, key=by_line), sorted(chains, key=by_line)
 
 
-def else_if_chains(source: str, at_least: int, where: str = "<wgsl>") -> list[Site]:
-    """Every `if` followed by `at_least` or more `else if` branches (nested chains on their own)."""
-    tree = _tree(source, where)
-    if tree is None:
-        return []
-    out = []
-    for node in _statements(tree):
-        if isinstance(node, s.If) and len(node.clauses) - 1 >= at_least:
-            count = len(node.clauses) - 1
-            line = line_of(source, node.span[0])
-            out.append(Site(line, f"an if with {count} else-if branches", count))
-    return sorted(out, key=lambda site: site.line)
-
-
-def _tree(source: str, where: str) -> s.Module | None:
+def _tree(source: str | s.Module, where: str) -> s.Module | None:
+    if isinstance(source, s.Module):
+        return source
     try:
         return parse(source, where)
     except ReflectionError:
         return None
 
 
-def _statements(tree: s.Module) -> list[s.Node]:
-    """Every statement of every function body, in source order."""
-    return [n for f in tree.functions() for n in s.walk(f.body) if isinstance(n, s.Stmt)]
+def _statements(tree: s.Module, functions: Collection[str] | None) -> list[s.Node]:
+    """Every statement of every function body (of the named ones when given), in source order."""
+    return [
+        n
+        for f in tree.functions()
+        if functions is None or f.name in functions
+        for n in s.walk(f.body)
+        if isinstance(n, s.Stmt)
+    ]
 
 
 def _small_bound(condition: s.Expr | None, checker: Checker) -> int | None:

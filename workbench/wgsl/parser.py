@@ -140,10 +140,12 @@ class _Parser:
         self.i = 0
         self.depth = 0
         self.operators = self.accessors = 0
+        self.failed: tuple[int, str] | None = None  # where and why the last `err` was made
 
     # -- tokens --------------------------------------------------------------------------------
     def err(self, msg: str, tok: Token | None = None) -> ReflectionError:
         tok = tok or self.toks[self.i]
+        self.failed = (tok.start, msg)  # a body that does not parse is noted with these
         return ReflectionError(f"{self.where}:{line_of(self.text, tok.start)}: {msg}")
 
     def peek(self, k: int = 0) -> Token:
@@ -374,7 +376,7 @@ class _Parser:
         if self.accept("->"):
             result_attrs = self.attributes()
             result = self.type_expr()
-        body, unparsed, loose = self.function_body()
+        body, unparsed, loose, unparsed_at = self.function_body()
         return s.Function(
             self.span_from(start),
             name.text,
@@ -387,20 +389,22 @@ class _Parser:
             attrs,
             unparsed,
             loose,
+            unparsed_at,
         )
 
-    def function_body(self) -> tuple[s.Block, str, tuple[str, ...]]:
+    def function_body(self) -> tuple[s.Block, str, tuple[str, ...], int]:
         """The body; when it does not parse (and is not too deep), an empty block, the reason,
-        and the names the body mentions, read from its tokens up to the matching brace: the
-        compiler then says what is wrong in its own words, with the column, and reflection
-        still sees what the function reaches."""
+        the names the body mentions, read from its tokens up to the matching brace, and where
+        the reading stopped: the compiler then says what is wrong in its own words, with the
+        column, and reflection still sees what the function reaches."""
         start, depth, operators, accessors = self.i, self.depth, self.operators, self.accessors
+        self.failed = None
         try:
-            return self.block(), "", ()
+            return self.block(), "", (), 0
         except TooDeepError:
             raise
         except ReflectionError as exc:
-            why = str(exc)
+            at, why = self.failed or (self.toks[start].start, str(exc))
         self.i, self.depth, self.operators, self.accessors = start, depth, operators, accessors
         open_ = self.expect("{")
         level, names = 1, []
@@ -412,7 +416,8 @@ class _Parser:
                 level += 1
             elif tok.text == "}" and tok.kind != EOF:
                 level -= 1
-        return s.Block(self.span_from(open_.start), []), why, tuple(dict.fromkeys(names))
+        block = s.Block(self.span_from(open_.start), [])
+        return block, why, tuple(dict.fromkeys(names)), at
 
     # -- statements ----------------------------------------------------------------------------
     def block(self, attrs: tuple[s.Attribute, ...] = ()) -> s.Block:

@@ -26,6 +26,8 @@ from dataclasses import dataclass, field
 
 from workbench.wgsl import syntax as s
 from workbench.wgsl.checker import Checker
+from workbench.wgsl.hazards import CHAIN_SUSPECT, Site
+from workbench.wgsl.hazards import sites as hazard_sites
 from workbench.wgsl.lexer import line_of
 from workbench.wgsl.parser import parse, recursion_room
 from workbench.wgsl.printer import print_expr
@@ -167,9 +169,13 @@ class EntryPoint:
     features: tuple[str, ...] = ()  # device features of what it reaches (wgpu names)
     f32_bits: tuple[str, ...] = ()  # array<atomic<u32>> bindings it reads as f32 bits
     functions: tuple[str, ...] = ()  # the functions it reaches, itself included
-    # What the type checker could not work out in those functions ("line: why"): left to the
-    # compiler, and named here so a feature that needs the knowledge can say why it cannot act.
-    deferred: tuple[str, ...] = ()
+    # What the type checker could not work out in those functions, (module line, why): left to
+    # the compiler, and named so a feature that needs the knowledge can say why it cannot act.
+    deferred: tuple[tuple[int, str], ...] = ()
+    # In those functions: loops that may run long, and else-if chains of CHAIN_SUSPECT branches
+    # or more (`hazards`), what some adapters compute wrongly.
+    loops: tuple[Site, ...] = ()
+    chains: tuple[Site, ...] = ()
 
 
 @dataclass
@@ -189,6 +195,7 @@ class ModuleInfo:
     uses_subgroups: bool = False
     functions: dict[str, tuple[int, int]] = field(default_factory=dict)  # name -> text span
     enables: tuple[str, ...] = ()  # every extension the module's `enable`s name, in order
+    # The syntax tree read; None when the result was remembered from an earlier run (`reflected`).
     tree: s.Module | None = field(default=None, repr=False)
 
     @property
@@ -381,7 +388,9 @@ class _Reflector:
         if builtins & SUBGROUP_WORDS:
             features.append("subgroup")
         features += info.enabled_features
-        bitcasts = set().union(*(_bitcast_loads(self.tree_fn(f)) for f in reached))
+        bitcasts: set[str] = set()
+        if "bitcast" in self.tree.words and self.tree.words & _CAS_CALLS:  # else no walk
+            bitcasts = bitcasts.union(*(_bitcast_loads(self.tree_fn(f)) for f in reached))
         f32_bits = tuple(
             b.name
             for b in bindings
@@ -390,10 +399,11 @@ class _Reflector:
         params = self.param_builtins(fn)
         spans = [f.span for f in map(self.tree_fn, reached) if f is not None]
         deferred = dict.fromkeys(
-            f"{self.line(span)}: {why}"
+            (self.line(span), why)
             for span, why in self.checker.unknowns
             if any(a <= span[0] < b for a, b in spans)
         )
+        loops, chains = hazard_sites(self.tree, self.where, reached, CHAIN_SUSPECT)
         info.entry_points[fn.name] = EntryPoint(
             fn.name,
             (size[0], size[1], size[2]),
@@ -408,6 +418,8 @@ class _Reflector:
             f32_bits=f32_bits,
             functions=tuple(sorted(reached)),
             deferred=tuple(deferred),
+            loops=tuple(loops),
+            chains=tuple(chains),
         )
 
     def tree_fn(self, name: str) -> s.Function | None:
@@ -529,6 +541,9 @@ def _builtins(attrs: tuple[s.Attribute, ...]) -> set[str]:
     }
 
 
+_CAS_CALLS = frozenset({"atomicLoad", "atomicCompareExchangeWeak"})
+
+
 def _bitcast_loads(fn: s.Function | None) -> set[str]:
     """Atomics a function uses as f32 bits: in a body that has `bitcast<f32>`, the variable of
     every `atomicLoad(&X...)` and `atomicCompareExchangeWeak(&X...)` (the CAS float-add pattern)."""
@@ -547,7 +562,7 @@ def _bitcast_loads(fn: s.Function | None) -> set[str]:
         return set()
     out = set()
     for c in calls:
-        if c.callee.name in ("atomicLoad", "atomicCompareExchangeWeak") and c.args:
+        if c.callee.name in _CAS_CALLS and c.args:
             arg = c.args[0]
             if isinstance(arg, s.Unary) and arg.op == "&":
                 root = s.root_ident(arg.operand)

@@ -271,10 +271,12 @@ class Function(Stmt):
     result_attrs: tuple[Attribute, ...]
     body: Block
     attrs: tuple[Attribute, ...] = ()
-    # Why the body could not be parsed ("" when it was): it is then an empty block, and
-    # `loose_names` holds the names its text mentions; the compiler judges the text.
+    # Why the body could not be parsed ("" when it was), without a place, and where the reading
+    # stopped (a character offset): the body is then an empty block, and `loose_names` holds the
+    # names its text mentions; the compiler judges the text.
     unparsed: str = ""
     loose_names: tuple[str, ...] = ()
+    unparsed_at: int = 0
 
     def attr(self, name: str) -> Attribute | None:
         return next((a for a in self.attrs if a.name == name), None)

@@ -679,8 +679,9 @@ def instrument_trace(kernel: Kernel, watch: str = "", memory: bool = False) -> T
     ep = entry_params_of(tree, kernel.entry, kernel.file)
     entry = next(f for f in tree.functions() if f.name == kernel.entry)
     if entry.unparsed:
+        file, line, _ = kernel.position(entry.unparsed_at)
         raise ReflectionError(
-            f"{kernel.file}: the body of '{kernel.entry}' could not be read: {entry.unparsed}"
+            f"{file}:{line}: the body of '{kernel.entry}' could not be read: {entry.unparsed}"
         )
     gid = _builtin_name(tree, entry, "global_invocation_id")
     work = _Instrumenter(tree, checker, watch, memory)

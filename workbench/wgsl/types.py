@@ -37,10 +37,11 @@ class Member:
 
 @dataclass(frozen=True)
 class WType:
-    """A WGSL type. `kind` is scalar, vector, matrix, atomic, array, struct, pointer, opaque
-    (textures, samplers and what else only the compiler needs to know) or unknown (the front end
-    could not work it out and defers to the compiler). Scalars include bool and the abstract
-    numeric types of const-expressions, `abstract-int` and `abstract-float`."""
+    """A WGSL type. `kind` is scalar, vector, matrix, atomic, array, struct, pointer, texture
+    (`scalar` the type its texels read as), sampler, opaque (what else only the compiler needs to
+    know: binding arrays, ray queries) or unknown (the front end could not work it out and defers
+    to the compiler). Scalars include bool and the abstract numeric types of const-expressions,
+    `abstract-int` and `abstract-float`."""
 
     kind: str
     text: str
@@ -101,6 +102,32 @@ UNKNOWN = WType("unknown", "?")
 BOOL = WType("scalar", "bool", scalar="bool")
 INTEGERS = frozenset({"i32", "u32", ABSTRACT_INT})
 FLOATS = frozenset({"f32", "f16", ABSTRACT_FLOAT})
+
+
+# The texture types (WGSL spec, "Texture and Sampler Types") by name, with how many coordinates
+# their texels take (what `textureDimensions` returns: u32, vec2<u32> or vec3<u32>).
+TEXTURE_DIMENSIONS = {
+    **{f"texture_{d}": n for d, n in (("1d", 1), ("2d", 2), ("2d_array", 2), ("3d", 3))},
+    **{f"texture_{d}": 2 for d in ("cube", "cube_array", "multisampled_2d", "external")},
+    **{f"texture_depth_{d}": 2 for d in ("2d", "2d_array", "cube", "cube_array")},
+    "texture_depth_multisampled_2d": 2,
+    **{f"texture_storage_{d}": n for d, n in (("1d", 1), ("2d", 2), ("2d_array", 2), ("3d", 3))},
+}
+SAMPLERS = frozenset({"sampler", "sampler_comparison"})
+
+
+def make_texture(name: str, args: tuple[str, ...]) -> WType:
+    """A texture type from its name and template words: a sampled texture reads as its sampled
+    type, a depth texture as f32, a storage texture as its texel format's channel type."""
+    if name.startswith("texture_storage_"):
+        fmt = args[0] if args else ""
+        scalar = "u32" if fmt.endswith("uint") else "i32" if fmt.endswith("sint") else "f32"
+    elif name.startswith("texture_depth_") or name == "texture_external":
+        scalar = "f32"
+    else:
+        scalar = args[0] if args and args[0] in ("f32", "i32", "u32") else "f32"
+    text = f"{name}<{', '.join(args)}>" if args else name
+    return WType("texture", text, scalar=scalar, count=TEXTURE_DIMENSIONS[name])
 
 
 def make_pointer(space: str, store: WType, access: str = "") -> WType:

@@ -1,5 +1,6 @@
 """The Source tab: the kernel's file (or the assembled module), highlighted, scrolled to the
-kernel; a compile error is marked at its line and said above the code."""
+kernel; a compile error is marked at its line and said above the code, and so is what the front
+end could not work out in the kernel (left to the compiler)."""
 
 from __future__ import annotations
 
@@ -68,6 +69,9 @@ class SourcePane(Vertical):
         if view.error:
             head.append("\n")
             head.append(view.error.split("\n", 1)[0], style="bold red")
+        for line in view.deferred:
+            head.append("\n")
+            head.append(line, style="yellow")
         self.query_one("#src-head", Static).update(head)
         self.query_one(SourceView).show_code(code, marked)
         self._target = target
