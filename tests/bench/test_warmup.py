@@ -40,7 +40,7 @@ def test_run_cancelled_before_its_warm_up_times_nothing(session: Session) -> Non
 def test_a_cancelled_roofline_stops_and_is_not_kept(
     session: Session, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(roofline_module, "_MEASURED", {})  # as if not measured in this process
+    monkeypatch.setattr(roofline_module, "MEASURED", {})  # as if not measured in this process
     asked: list[int] = []
 
     def cancelled() -> bool:  # cancel once the first probe's warm-up has asked twice

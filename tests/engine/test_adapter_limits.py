@@ -98,7 +98,7 @@ def test_the_canaries_measure_the_loop_cap_and_else_if_limit_once_per_adapter_an
     session, tmp_path, monkeypatch
 ):
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
-    monkeypatch.setattr(canary_module, "_KNOWN", {})
+    monkeypatch.setattr(canary_module, "KNOWN", {})
     found = canaries(session.gpu)
     # Measured, not assumed: lavapipe stops loops at 65,535 and breaks an else-if chain near 79.
     assert found.loop_iterations is not None and 1000 < found.loop_iterations < LOOP_ITERATIONS
@@ -107,7 +107,7 @@ def test_the_canaries_measure_the_loop_cap_and_else_if_limit_once_per_adapter_an
     (key,) = cached
     assert session.adapter.driver in key and session.adapter.name in key
     # A second process reads the cache; it does not measure again.
-    monkeypatch.setattr(canary_module, "_KNOWN", {})
+    monkeypatch.setattr(canary_module, "KNOWN", {})
     monkeypatch.setattr(canary_module, "measure", lambda ctx: pytest.fail("measured again"))
     assert canaries(session.gpu) == found
 

@@ -112,14 +112,14 @@ def _key(adapter: AdapterInfo) -> str:
 
 
 # What this process already knows, by cache key: the file is read once per adapter.
-_KNOWN: dict[str, Canaries] = {}
+KNOWN: dict[str, Canaries] = {}  # public: a test replaces it to start as a fresh process would
 
 
 def canaries(ctx: GpuContext) -> Canaries:
     """The canaries' findings for `ctx`'s adapter: from the cache, else measured and cached."""
     key = _key(ctx.adapter)
-    if key in _KNOWN:
-        return _KNOWN[key]
+    if key in KNOWN:
+        return KNOWN[key]
     cached = _read_cache().get(key)
     found = None
     if isinstance(cached, dict):
@@ -135,7 +135,7 @@ def canaries(ctx: GpuContext) -> Canaries:
             found = Canaries(problem=str(exc).splitlines()[0])
         else:
             _write_cache(key, found)
-    _KNOWN[key] = found
+    KNOWN[key] = found
     return found
 
 

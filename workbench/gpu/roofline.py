@@ -190,8 +190,9 @@ class Roofline:
         }
 
 
-# Measured rooflines by adapter index: one measurement per adapter per process.
-_MEASURED: dict[int, Roofline] = {}
+# Measured rooflines by adapter index: one measurement per adapter per process (public: a test
+# replaces it to start as a fresh process would).
+MEASURED: dict[int, Roofline] = {}
 
 
 @overload
@@ -223,17 +224,17 @@ def roofline(
     size, which is larger than the last-level cache. Cancelled while measuring (its probes stop at
     their next submission), it is None and nothing is cached.
     """
-    if ctx.adapter.index not in _MEASURED:
+    if ctx.adapter.index not in MEASURED:
         roof = measure(ctx, budget or Budget(ms=100.0), copy_bytes, cancelled)
         if cancelled is not None and cancelled():
             return None
-        _MEASURED[ctx.adapter.index] = roof
-    return _MEASURED[ctx.adapter.index]
+        MEASURED[ctx.adapter.index] = roof
+    return MEASURED[ctx.adapter.index]
 
 
 def cached(ctx: GpuContext) -> Roofline | None:
     """The roofline already measured for this adapter in this process, if any."""
-    return _MEASURED.get(ctx.adapter.index)
+    return MEASURED.get(ctx.adapter.index)
 
 
 def measure(
