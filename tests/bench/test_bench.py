@@ -10,7 +10,7 @@ from dataclasses import replace
 import numpy as np
 
 from benchmarks.bench_kernels import BEGIN, END, SECTION, write_docs
-from tests.engine.conftest import run_cli, write_corpus
+from tests.engine.conftest import run_main, write_corpus
 from workbench.bench.ab import ab
 from workbench.bench.report import CPU_TIMES
 from workbench.bench.sweep import replan, sweep
@@ -161,7 +161,7 @@ def test_the_roofline_is_measured_once_per_adapter(session: Session) -> None:
 
 
 def test_bench_json_has_every_field() -> None:
-    proc = run_cli(
+    proc = run_main(
         "bench", "gelu_inplace", "--dim", "seq=64", "--dim", "d_ff=512", "--ms", "20",
         "--warmup-ms", "5", "--json",
     )  # fmt: skip
@@ -188,7 +188,7 @@ def test_bench_json_has_every_field() -> None:
 def test_bench_text_marks_cpu_adapter_times() -> None:
     """On a CPU adapter the bench says its times are the CPU's; rates carry their own prefix."""
     on_cpu = Session.open().on_cpu
-    proc = run_cli(
+    proc = run_main(
         "bench", "gelu_inplace", "--dim", "seq=2", "--dim", "d_ff=64", "--ms", "5",
         "--warmup-ms", "1",
     )  # fmt: skip
@@ -208,7 +208,7 @@ def test_bench_refuses_bad_arguments() -> None:
         (["--sweep", "wg"], "--sweep expects NAME=V1,V2"),
         (["--vs", "/no/such/folder"], "does not exist"),
     ):
-        proc = run_cli("bench", "gelu_inplace", *args)
+        proc = run_main("bench", "gelu_inplace", *args)
         assert proc.returncode == 2, (args, proc.stderr)
         assert needle in proc.stderr and len(proc.stderr.strip().splitlines()) <= 2, proc.stderr
 
@@ -242,7 +242,7 @@ def test_without_timestamps_the_wall_clock_times_batches(session: Session, tmp_p
 
 def test_sweep_on_the_command_line_marks_the_best_and_the_failing(tmp_path) -> None:
     corpus = write_corpus(tmp_path, {"gelu.wgsl": GELU})
-    proc = run_cli(
+    proc = run_main(
         "bench", "gelu_inplace", "--corpus", str(corpus), "--dim", "seq=64", "--dim", "d_ff=512",
         "--sweep", "part=2,1", "--ms", "20", "--warmup-ms", "5",
     )  # fmt: skip

@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from tests.engine.conftest import run_cli
+from tests.engine.conftest import run_main
 from workbench.gpu import roofline as roofline_module
 from workbench.gpu.roofline import cached, roofline
 from workbench.session import DEFAULT_WARMUP_MS, Budget, Session
@@ -56,7 +56,7 @@ def test_a_cancelled_roofline_stops_and_is_not_kept(
 
 
 def _run_json(*args: str) -> dict:
-    proc = run_cli("run", "gelu_inplace", *SMALL, "--reps", "5", *args, "--json")
+    proc = run_main("run", "gelu_inplace", *SMALL, "--reps", "5", *args, "--json")
     assert proc.returncode == 0, proc.stderr
     return json.loads(proc.stdout)["timing"]
 
@@ -91,7 +91,7 @@ def test_run_warms_up_by_time() -> None:
     ],
 )
 def test_run_refuses_a_bad_warm_up_in_one_line(args: list[str], needle: str) -> None:
-    proc = run_cli("run", "gelu_inplace", *SMALL, *args)
+    proc = run_main("run", "gelu_inplace", *SMALL, *args)
     assert proc.returncode == 2, proc.stderr
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1 and needle in lines[0], proc.stderr
@@ -99,7 +99,7 @@ def test_run_refuses_a_bad_warm_up_in_one_line(args: list[str], needle: str) -> 
 
 
 def test_bench_refuses_a_nan_warm_up_in_one_line() -> None:
-    proc = run_cli("bench", "gelu_inplace", *SMALL, "--warmup-ms", "nan")
+    proc = run_main("bench", "gelu_inplace", *SMALL, "--warmup-ms", "nan")
     assert proc.returncode == 2
     assert proc.stderr.strip().splitlines() == [
         "workbench: --warmup-ms must be a number of milliseconds from 0 to below 1e+07, got nan"

@@ -1,8 +1,13 @@
 """Helpers for the engine tests: throw-away corpora on disk, sessions on them that share the real
-adapter's device (lavapipe here, never a mock), and the command line run as a subprocess."""
+adapter's device (lavapipe here, never a mock), and the command line run as a subprocess
+(`run_cli`, for what only a real process shows: exit codes through a shell, what reaches the
+terminal) or in-process through `workbench.cli.main` (`run_main`, the same code path without a
+new interpreter, adapter list and device per call)."""
 
 from __future__ import annotations
 
+import contextlib
+import io
 import os
 import subprocess
 import sys
@@ -13,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import raw_library_lines
+from workbench.cli import main
 from workbench.errors import GpuError
 from workbench.gpu.adapters import list_adapters
 from workbench.session import Session
@@ -71,6 +77,31 @@ def run_cli(*args: str, env: dict[str, str] | None = None) -> subprocess.Complet
     leaked = raw_library_lines(proc.stdout + proc.stderr)
     assert not leaked, f"raw library output: {leaked}"
     return proc
+
+
+def run_main(
+    *args: str, env: dict[str, str] | None = None, cwd: Path = REPO
+) -> subprocess.CompletedProcess[str]:
+    """`workbench ARGS` through `workbench.cli.main` in this process, answered as `run_cli`
+    answers (exit code, stdout, stderr). An exception the command lets out fails the test with
+    its traceback; raw library output (written to the process's file descriptors) is caught by
+    the suite's guard on what the test printed."""
+    out, err = io.StringIO(), io.StringIO()
+    saved_env, saved_cwd = dict(os.environ), os.getcwd()
+    os.environ.update(env or {})
+    os.chdir(cwd)
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            try:
+                code = main(list(args))
+            except SystemExit as exc:  # argparse's own refusals
+                code = exc.code if isinstance(exc.code, int) else 2
+    finally:
+        os.chdir(saved_cwd)
+        os.environ.clear()
+        os.environ.update(saved_env)
+    assert "Traceback" not in err.getvalue(), err.getvalue()
+    return subprocess.CompletedProcess(["workbench", *args], code, out.getvalue(), err.getvalue())
 
 
 def gl_session(corpus: Path, need_device: bool = False) -> Session:

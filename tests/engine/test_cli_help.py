@@ -1,8 +1,11 @@
 """Every `--help` page (the top level and each command) ends with two or three examples, and they work
-as typed: each page's command lines run in order in an empty folder, through bash, with `workbench`
-this checkout's command, and each must exit 0 (a `--json` one printing one JSON object). Three take
-tens of seconds on the CPU adapter (`SLOW`), and the terminal UI's need a terminal: those are parsed
-as the command line would parse them, not run.
+as typed: each page's command lines run in order in an empty folder, and each must exit 0 (a
+`--json` one printing one JSON object). A plain `workbench ARGS` line runs through the command's
+`main` in the test's process (the same code path, without a new interpreter per line); a line that
+needs the shell (a pipe, a redirect, an environment prefix) runs through bash with `workbench` this
+checkout's command, as do the two tests at the end. Three take tens of seconds on the CPU adapter
+(`SLOW`), and the terminal UI's need a terminal: those are parsed as the command line would parse
+them, not run.
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ import pytest
 from workbench.cli import build_parser, routed, subcommands
 from workbench.cli.examples import HEADING
 
-from .conftest import REPO
+from .conftest import REPO, run_main
 
 PAGES = ["", *subcommands(build_parser())]
 # Tens of seconds on the CPU adapter: every kernel checked, two rooflines, every shipped fixture.
@@ -77,13 +80,22 @@ def run_line(line: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     )
 
 
+def run_example(line: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    """A plain `workbench ARGS` line in-process; any other through bash (`run_line`)."""
+    words = shlex.split(line)
+    if words[0] == "workbench" and shlex.join(words) == line:  # no shell syntax in it
+        return run_main(*words[1:], cwd=cwd)
+    return run_line(line, cwd)
+
+
 @pytest.mark.parametrize("page", PAGES, ids=[p or "workbench" for p in PAGES])
-def test_the_examples_work_as_typed(page, tmp_path):
+def test_the_examples_work_as_typed(page, tmp_path, monkeypatch):
+    monkeypatch.delenv("WORKBENCH_CORPUS", raising=False)  # as `run_line` runs them
     for line, _ in commands_shown(page):
         if page == "ui" or line in SLOW:
             parses(line)
             continue
-        proc = run_line(line, tmp_path)
+        proc = run_example(line, tmp_path)
         assert proc.returncode == 0, f"{line}\n{proc.stderr}"
         assert "Traceback" not in proc.stderr, proc.stderr
         if "--json" in shlex.split(line):

@@ -1,8 +1,9 @@
 """Every command's `--json` output is one JSON object, and `null` appears in it only where
 docs/json.md says the value does not exist (its table "Where `null` appears" is read here, so the
-documentation and the test cannot disagree). Each command runs as a real subprocess, on the shipped
-kernels and on a small corpus of its own (an ad-hoc kernel with a probe, a broken one, one without
-an entry point), so the places where a value can be missing are reached."""
+documentation and the test cannot disagree). Each command runs through `workbench.cli.main` in the
+test's process (the command's own code path; the limits test below runs real subprocesses), on the
+shipped kernels and on a small corpus of its own (an ad-hoc kernel with a probe, a broken one, one
+without an entry point), so the places where a value can be missing are reached."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ import pytest
 from workbench.fixtures import SHIPPED_FIXTURES
 from workbench.gpu.adapters import choose_adapter
 
-from .conftest import REPO, run_cli, write_corpus
+from .conftest import REPO, run_cli, run_main, write_corpus
 
 DOC = REPO / "docs" / "json.md"
 
@@ -119,7 +120,7 @@ def test_json_output_is_one_object_with_null_only_where_documented(
     command, args, code, corpus, tmp_path
 ):
     argv = [a.format(corpus=corpus, tmp=tmp_path) for a in args]
-    proc = run_cli(*argv, "--json")
+    proc = run_main(*argv, "--json")
     assert proc.returncode == code, proc.stderr
     data = json.loads(proc.stdout)
     assert isinstance(data, dict)

@@ -2,7 +2,9 @@
 stdout (as well as the one line on stderr), so a script reading stdout always gets an object;
 `adapters --json` is an object like every other command's; one seed default, shown and used; one
 `--corpus` option, with one default and one environment variable, for every command that loads
-kernels. (Every command's JSON: test_cli_json.py; the help pages' examples: test_cli_help.py.)"""
+kernels. (Every command's JSON: test_cli_json.py; the help pages' examples: test_cli_help.py.)
+What only a process shows (exit codes, stdout against stderr, a closed pipe) runs the command as a
+subprocess; the seed and corpus rules run it through `main` in-process (`run_main`)."""
 
 from __future__ import annotations
 
@@ -21,7 +23,7 @@ from workbench.gpu.adapters import choose_adapter, list_adapters
 from workbench.recipes import DEFAULT_SEED
 from workbench.wgsl.corpus import SHIPPED
 
-from .conftest import REPO, run_cli
+from .conftest import REPO, run_cli, run_main
 
 
 def test_version():
@@ -101,7 +103,7 @@ def test_running_without_seed_is_running_with_the_default_shown(tmp_path):
     assert shown is not None and int(shown[1]) == DEFAULT_SEED
     base = ["run", "swiglu_combine", "--dim", "seq=2", "--reps", "0", "--save-outputs"]
     for name, seed in (("none", []), ("shown", ["--seed", shown[1]]), ("other", ["--seed", "5"])):
-        assert run_cli(*base, str(tmp_path / name), *seed).returncode == 0
+        assert run_main(*base, str(tmp_path / name), *seed).returncode == 0
     hidden = {n: np.load(tmp_path / n / "hidden.npy") for n in ("none", "shown", "other")}
     assert hidden["none"].tobytes() == hidden["shown"].tobytes()
     # Another seed gives other inputs, so equal outputs above are not a kernel ignoring its seed.
@@ -110,7 +112,7 @@ def test_running_without_seed_is_running_with_the_default_shown(tmp_path):
 
 def test_the_seed_a_random_recipe_drew_from_is_shown_and_reproduces_it(tmp_path):
     base = ["run", "swiglu_combine", "--dim", "seq=2", "--reps", "0", "--seed", "4"]
-    proc = run_cli(*base, "--input", "gate=randn", "--input", "up=uniform:0:1", "--json",
+    proc = run_main(*base, "--input", "gate=randn", "--input", "up=uniform:0:1", "--json",
                    "--save-outputs", str(tmp_path / "shown"))  # fmt: skip
     assert proc.returncode == 0, proc.stderr
     bindings = json.loads(proc.stdout)["bindings"]
@@ -119,7 +121,7 @@ def test_the_seed_a_random_recipe_drew_from_is_shown_and_reproduces_it(tmp_path)
         "randn (seed 4)", "uniform:0:1 (seed 5)",
     )  # fmt: skip
     again = ["--input", "gate=randn:4", "--input", "up=uniform:0:1:5"]
-    assert run_cli(*base, *again, "--save-outputs", str(tmp_path / "typed")).returncode == 0
+    assert run_main(*base, *again, "--save-outputs", str(tmp_path / "typed")).returncode == 0
     shown, typed = (np.load(tmp_path / n / "hidden.npy") for n in ("shown", "typed"))
     assert shown.tobytes() == typed.tobytes()
 
@@ -172,15 +174,15 @@ def test_workbench_corpus_is_every_commands_default_and_corpus_wins(tmp_path):
     mine.mkdir()
     (mine / "double.wgsl").write_text(DOUBLE, encoding="utf-8")
     env = {CORPUS_ENV: str(mine)}
-    listed = json.loads(run_cli("list", "--json", env=env).stdout)
+    listed = json.loads(run_main("list", "--json", env=env).stdout)
     assert listed["corpus"] == str(mine)
     assert [k["name"] for k in listed["kernels"]] == ["double_it"]
-    ran = run_cli("run", "double_it", "--dim", "n=8", "--reps", "0", "--json", env=env)
+    ran = run_main("run", "double_it", "--dim", "n=8", "--reps", "0", "--json", env=env)
     assert ran.returncode == 0 and json.loads(ran.stdout)["corpus"] == str(mine)
-    assert run_cli("describe", "double_it", env=env).returncode == 0
-    assert run_cli("footprint", "double_it", "--dim", "n=64", env=env).returncode == 0
+    assert run_main("describe", "double_it", env=env).returncode == 0
+    assert run_main("footprint", "double_it", "--dim", "n=64", env=env).returncode == 0
     # --corpus given wins over the environment.
-    shipped = run_cli("list", "--corpus", str(SHIPPED), "--json", env=env)
+    shipped = run_main("list", "--corpus", str(SHIPPED), "--json", env=env)
     assert json.loads(shipped.stdout)["corpus"] == str(SHIPPED)
 
 
@@ -188,10 +190,10 @@ def test_list_takes_the_corpus_as_a_path_too_but_not_twice(tmp_path):
     mine = tmp_path / "mine"
     mine.mkdir()
     (mine / "double.wgsl").write_text(DOUBLE, encoding="utf-8")
-    by_path = json.loads(run_cli("list", str(mine), "--json").stdout)
-    by_option = json.loads(run_cli("list", "--corpus", str(mine), "--json").stdout)
+    by_path = json.loads(run_main("list", str(mine), "--json").stdout)
+    by_option = json.loads(run_main("list", "--corpus", str(mine), "--json").stdout)
     assert by_path == by_option
-    proc = run_cli("list", str(mine), "--corpus", str(SHIPPED))
+    proc = run_main("list", str(mine), "--corpus", str(SHIPPED))
     assert proc.returncode == 2 and proc.stdout == ""
     assert proc.stderr.strip() == (
         f"workbench: the corpus is given twice ({mine} and --corpus {SHIPPED}); give one"

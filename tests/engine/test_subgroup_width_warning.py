@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from .conftest import run_cli
+from .conftest import run_main
 
 BODY = """
 @group(0) @binding(0) var<storage, read_write> out: array<f32>;
@@ -40,7 +40,7 @@ def subgroup_corpus(make_corpus, session):
 def test_the_hard_coded_width_is_a_warning_in_list_and_check(subgroup_corpus, session):
     root, hard = subgroup_corpus
     width = session.gpu.subgroup_size
-    listed = run_cli("list", str(root), "--json")
+    listed = run_main("list", str(root), "--json")
     assert listed.returncode == 0, listed.stderr
     rows = {r["name"]: r for r in json.loads(listed.stdout)["kernels"]}
     assert rows["hard"]["status"] == rows["measured"]["status"] == "ok"
@@ -48,14 +48,14 @@ def test_the_hard_coded_width_is_a_warning_in_list_and_check(subgroup_corpus, se
     assert f"SUBGROUP_SIZE = {hard}" in warning and f"subgroups are {width} wide" in warning
     assert rows["measured"]["warnings"] == []
 
-    text = run_cli("list", str(root))
+    text = run_main("list", str(root))
     assert f"warning: SUBGROUP_SIZE = {hard}" in text.stdout
 
-    checked = run_cli("check", "hard", "--corpus", str(root), "--what", "determinism")
+    checked = run_main("check", "hard", "--corpus", str(root), "--what", "determinism")
     assert f"warning: SUBGROUP_SIZE = {hard}" in checked.stdout
     # A kernel without a reference verifies nothing (RAN, exit 1): a warning is not an error.
     assert checked.returncode == 1 and "verdict: RAN" in checked.stdout, checked.stderr
-    clean = run_cli("check", "measured", "--corpus", str(root), "--what", "determinism")
+    clean = run_main("check", "measured", "--corpus", str(root), "--what", "determinism")
     assert "SUBGROUP_SIZE" not in clean.stdout and "warning" not in clean.stdout
 
 

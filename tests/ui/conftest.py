@@ -26,11 +26,19 @@ from textual.worker import Worker, WorkerState
 
 import workbench.app
 from workbench.app import WorkbenchApp
+from workbench.config import DEFAULTS, Config
 from workbench.wgsl.corpus import SHIPPED
 from workbench.widgets.browser import KernelBrowser
 
 SWIGLU = "09_backward_ffn.wgsl:ffn_swiglu_backward"
 SIZE = (120, 36)
+
+
+def quick_bench() -> Config:
+    """The default configuration without the bench's warm-up (a second of GPU work per bench
+    by default, which test_bench_warmup.py covers): for tests of what a bench shows, not of
+    how it warms up."""
+    return Config(values=DEFAULTS | {"warmup_ms": 0.0})
 
 
 @pytest.fixture

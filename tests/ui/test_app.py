@@ -34,6 +34,7 @@ from .conftest import (
     open_kernel,
     post_key,
     press_settled,
+    quick_bench,
     run_async,
     settle,
     type_into,
@@ -112,7 +113,7 @@ async def test_loop_dims_recipe_run_and_every_tab() -> None:
 
 @run_async
 async def test_bench_gradcheck_and_limit_refusal() -> None:
-    app = WorkbenchApp(snapshot=True, watch=False)
+    app = WorkbenchApp(snapshot=True, watch=False, config=quick_bench())
     async with app.run_test(size=SIZE) as pilot:
         await open_at(pilot, SWIGLU, seq="4", d_ff="300")
         await press_settled(pilot, "b")
@@ -254,7 +255,7 @@ async def test_save_fixture_asks_before_overwriting(corpus_copy: Path) -> None:
 
 @run_async
 async def test_palette_help_and_cancel() -> None:
-    app = WorkbenchApp(snapshot=True, watch=False)
+    app = WorkbenchApp(snapshot=True, watch=False, config=quick_bench())
     async with app.run_test(size=SIZE) as pilot:
         await open_at(pilot, SWIGLU, seq="4", d_ff="64")
         await pilot.press("ctrl+p")
