@@ -72,6 +72,8 @@ def test_grid_values_are_three_counts_or_one_line(request):
         assert len(grid) == 3 and all(isinstance(v, int) and v >= 0 for v in grid)
 
     run_examples(request, typed, check)
+    for found in ("0_x0", "0x-1", "0x１"):  # examples the fuzzing found, and a fullwidth digit
+        check(found)
 
 
 def test_whole_numbers_are_ascii_digits_only(request):

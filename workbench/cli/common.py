@@ -247,7 +247,7 @@ def parse_grid(text: str) -> tuple[int, int, int]:
     """`X[,Y[,Z]]` workgroup counts (missing ones are 1, as in workbench.toml), each a whole
     number >= 0: ASCII digits, or hex (0x...)."""
     parts = text.split(",")
-    counts = [whole_number(p) if not _is_hex(p) else int(p.strip(), 16) for p in parts]
+    counts = [_hex_or_whole(p) for p in parts]
     known = [c for c in counts if c is not None]
     if not 1 <= len(counts) <= 3 or len(known) != len(counts):
         raise UserError(
@@ -258,14 +258,15 @@ def parse_grid(text: str) -> tuple[int, int, int]:
     return (x, y, z)
 
 
-def _is_hex(text: str) -> bool:
-    t = text.strip().replace("_", "")
-    return (
-        t[:2].lower() == "0x"
-        and len(t) > 2
-        and t.isascii()
-        and all(c in "0123456789abcdefABCDEF" for c in t[2:])
-    )
+def _hex_or_whole(text: str) -> int | None:
+    """A whole number >= 0 in digits or hex (0x...), `_` between digits allowed; else None."""
+    t = text.strip()
+    if t[:2].lower() != "0x":
+        return whole_number(t)
+    try:
+        return int(t, 16) if t.isascii() else None  # int() takes other scripts' digits too
+    except ValueError:
+        return None
 
 
 def print_json(obj: Any) -> None:
