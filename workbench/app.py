@@ -266,12 +266,18 @@ class WorkbenchApp(RunsJobs, KeysInOrder):
         self.poll_files()
 
     # -- adapters ------------------------------------------------------------------------------
-    def action_switch_adapter(self) -> None:
+    def _free_to_switch(self) -> bool:
+        """Whether the adapter or the corpus may change now; says why not when it may not."""
         if self.session is None:
             self.notify("the adapter is still opening")
-            return
+            return False
         if self.main.busy:
             self.notify("a run is in flight: escape cancels it first", severity="warning")
+            return False
+        return True
+
+    def action_switch_adapter(self) -> None:
+        if not self._free_to_switch() or self.session is None:
             return
         self.push_screen(
             AdapterScreen(Session.adapters(), self.session.adapter.index), self._adapter_chosen
@@ -298,11 +304,7 @@ class WorkbenchApp(RunsJobs, KeysInOrder):
 
     # -- another corpus ------------------------------------------------------------------------
     def action_open_corpus(self) -> None:
-        if self.session is None:
-            self.notify("the adapter is still opening")
-            return
-        if self.main.busy:
-            self.notify("a run is in flight: escape cancels it first", severity="warning")
+        if not self._free_to_switch():
             return
         self.push_screen(
             OpenCorpusScreen(self.corpus_label(), blink=not self.snapshot), self._corpus_chosen
