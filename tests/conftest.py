@@ -21,6 +21,15 @@ os.environ["XDG_STATE_HOME"] = tempfile.mkdtemp(prefix="workbench-state-")
 
 # The adapters' measured limits (workbench.gpu.canaries) are cached per run, not in the user's cache.
 os.environ["XDG_CACHE_HOME"] = tempfile.mkdtemp(prefix="workbench-cache-")
+# Mesa's shader cache (lavapipe compiles each pipeline with LLVM: up to 20 s for an instrumented
+# kernel) is shared by the workers of one run, so the same module is compiled once per run, not
+# once per worker; the results are the same, only the compile is skipped.
+_RUN = os.environ.get("PYTEST_XDIST_TESTRUNUID")
+os.environ["MESA_SHADER_CACHE_DIR"] = (
+    os.path.join(tempfile.gettempdir(), f"workbench-mesa-{_RUN}")
+    if _RUN
+    else os.path.join(os.environ["XDG_CACHE_HOME"], "mesa")
+)
 
 from hypothesis import settings  # noqa: E402
 

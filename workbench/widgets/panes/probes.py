@@ -113,6 +113,10 @@ class ProbesPane(Vertical):
         if rows == self._rows and table.row_count == len(rows):
             return
         self._rows = rows
-        table.clear()
+        # Each column as wide as its widest cell, set with the column: a width the table measures
+        # later, as rows arrive, can be drawn before it is (a snapshot caught 'local' one short).
+        table.clear(columns=True)
+        for i, name in enumerate(COLUMNS):
+            table.add_column(name, width=max([len(name), *(len(row[i]) for row in rows)]))
         for row in rows:
             table.add_row(*row)
