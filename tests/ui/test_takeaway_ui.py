@@ -13,8 +13,8 @@ from textual.pilot import Pilot
 from textual.widgets import Input, Select
 
 from workbench.app import WorkbenchApp
+from workbench.dialogs.ask_line import AskLineScreen
 from workbench.dialogs.confirm import ConfirmScreen
-from workbench.dialogs.jump import JumpScreen
 from workbench.dialogs.save_path import SavePathScreen
 from workbench.widgets.array_view import ArrayView
 
@@ -101,14 +101,14 @@ async def test_jump_to_a_named_or_flat_index_and_say_what_is_wrong() -> None:
     async with app.run_test(size=SIZE) as pilot:
         await open_at(pilot, ROPE, seq="4", n_heads="3", head_dim="16")
         await press_settled(pilot, "r", "j")
-        assert isinstance(app.screen, JumpScreen)
-        field = app.screen.query_one("#jump-index", Input)
+        assert isinstance(app.screen, AskLineScreen)
+        field = app.screen.query_one("#ask-line", Input)
         field.value = "seq=2 n_heads=5 head_dim=1"
         await press_settled(pilot, "enter")
-        assert "n_heads=5 is outside 0–2" in str(app.screen.query_one("#jump-problem").render())
+        assert "n_heads=5 is outside 0–2" in str(app.screen.query_one("#ask-problem").render())
         field.value = "seq=2 n_heads=1 head_dim=9"
         await press_settled(pilot, "enter")
-        assert not isinstance(app.screen, JumpScreen)
+        assert not isinstance(app.screen, AskLineScreen)
         table = app.main.query_one(ArrayView)
         assert app.main.query_one("#out-slice", Input).value == "seq=2"
         assert table.cursor == (1, 9) and table.has_focus
@@ -117,7 +117,7 @@ async def test_jump_to_a_named_or_flat_index_and_say_what_is_wrong() -> None:
         assert np.float32(app.clipboard) == q[2, 1, 9]
         # A flat index names the same kind of element: 3*(3*16) + 2*16 + 15.
         await press_settled(pilot, "j")
-        app.screen.query_one("#jump-index", Input).value = str(3 * 48 + 2 * 16 + 15)
+        app.screen.query_one("#ask-line", Input).value = str(3 * 48 + 2 * 16 + 15)
         await press_settled(pilot, "enter", "y")
         assert np.float32(app.clipboard) == q[3, 2, 15]
         assert "seq=3 n_heads=2 head_dim=15" in app.notices[-1]

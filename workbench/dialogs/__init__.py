@@ -7,6 +7,7 @@ save_fixture.py  SaveFixtureScreen: a fixture's name and note
 save_path.py     SavePathScreen: where to save arrays or a diff, and which
 load_npy.py      LoadNpyScreen: fill an input binding from a .npy file
 open_corpus.py   OpenCorpusScreen: another folder (or .wgsl file) to open as the corpus
-jump.py          JumpScreen: an element of the Outputs array, by its index
 runs.py          RunsScreen: pick the baseline among this session's runs
+ask_line.py      AskLineScreen: a one-line answer, read before it closes (a path, dims, an
+                 element to jump to: jump_to_element)
 """

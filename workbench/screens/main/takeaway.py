@@ -16,8 +16,8 @@ from pathlib import Path
 from textual import on, work
 from textual.app import SuspendNotSupported
 
+from workbench.dialogs.ask_line import jump_to_element
 from workbench.dialogs.confirm import ConfirmScreen
-from workbench.dialogs.jump import JumpScreen
 from workbench.dialogs.save_fixture import SaveFixtureScreen
 from workbench.dialogs.save_path import SavePathScreen
 from workbench.errors import UserError, WorkbenchError
@@ -147,7 +147,7 @@ class Takeaway(MainBase):
                 self.tabs.active = "tab-outputs"
                 pane.jump(index)
 
-        self.app.push_screen(JumpScreen(*shown, blink=not self.wb.snapshot), chosen)
+        self.app.push_screen(jump_to_element(*shown, blink=not self.wb.snapshot), chosen)
 
     def action_describe(self) -> None:
         """Write the current kernel's settings into the corpus's workbench.toml; the corpus
