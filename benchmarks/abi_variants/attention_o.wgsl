@@ -33,8 +33,7 @@ const TILE_KEYS: u32 = 32u;
 // K and V of a tile of keys, one chunk of DIM_CHUNK dims: key k's vec4 c (dims c, c + 16,
 // c + 32, c + 48 of the chunk) sits at k * 16 + (c ^ swz(k)). The swizzle puts the four keys
 // one load of the score loop reads (8 g + i for g = 0..3) on distinct banks without padding:
-// the four arrays fill the 32 KiB a CPU adapter allows. The dK/dV step reuses sh_k and sh_v for
-// the partial sums of its second half of rows.
+// the four arrays fill the 32 KiB a CPU adapter allows.
 var<workgroup> sh_k: array<vec4<f32>, 512>;
 var<workgroup> sh_v: array<vec4<f32>, 512>;
 // P and dS of the tile: row r's keys 4 i .. 4 i + 3 in vec4 r * 8 + i. sh_ds first carries the
@@ -158,15 +157,42 @@ fn masked(x: f32, v: vec4<f32>, vis: bool) -> vec4<f32> {
     return select(vec4<f32>(0.0), x * v, vis);
 }
 
+// The dK (or dV) sums of one invocation: keys 4 kq + k (k = 0..3), one vec4 of dims each.
+struct Acc4 {
+    a0: vec4<f32>,
+    a1: vec4<f32>,
+    a2: vec4<f32>,
+    a3: vec4<f32>,
+}
+
+// acc_k += w[k] x for one query row: w its dS (or P) against the four keys, x its Q (or dO).
+fn add_row(acc: Acc4, w: vec4<f32>, x: vec4<f32>) -> Acc4 {
+    return Acc4(acc.a0 + w.x * x, acc.a1 + w.y * x, acc.a2 + w.z * x, acc.a3 + w.w * x);
+}
+
+// add_row with the products of hidden pairs selected away.
+fn add_row_masked(acc: Acc4, w: vec4<f32>, x: vec4<f32>, vis: vec4<bool>) -> Acc4 {
+    return Acc4(acc.a0 + masked(w.x, x, vis.x), acc.a1 + masked(w.y, x, vis.y),
+        acc.a2 + masked(w.z, x, vis.z), acc.a3 + masked(w.w, x, vis.w));
+}
+
+// Which of the four keys j0 .. j0 + 3 query row s sees (none when the row is not `live`).
+fn row_vis(j0: u32, s: u32, live: bool) -> vec4<bool> {
+    return visible4(j0, min(seg[s], s), s, live);
+}
+
 // A workgroup owns ROWS_PER_WORKGROUP queries of one head (FlashAttention-2's backward, query
 // side): pass A walks their keys in tiles of TILE_KEYS and sums D = sum_j P dP per row; pass B
 // walks them again and, per tile, (1) recomputes S and dP, invocation (row lid / 4, keys
 // 8 (lid % 4) .. + 7) holding 8 of each in registers, and writes P and dS to workgroup memory;
 // (2) adds dS K into dQ, held in registers (invocation: 4 rows lid / 16 + 16 m, the vec4 of
-// dims lid % 16 + 16 c); (3) sums dS^T Q and P^T dO over the tile's 64 rows for each key (two
-// halves of 32 rows, met in workgroup memory) and adds them to dK and dV with one
-// compare-and-swap per element and tile: the global atomics drop 64-fold against one per
-// query, and the queries sharing a key slot are the other query tiles and the GQA group.
+// dims lid % 16 + 16 c); (3) sums, for each key, dS^T Q (the first 128 invocations) or P^T dO
+// (the other 128) over the tile's 64 rows in registers, eight rows a step with the step's
+// sixteen loads issued before its products (one row a step waited out a load per row: 13 of
+// the 44 ms at seq 8192 on the H100), and adds them to dK or dV with one compare-and-swap per
+// element and tile: the global atomics drop 64-fold against one per query, and the queries
+// sharing a key slot are the other query tiles and the GQA group. Splitting by matrix rather
+// than by rows needs no exchange of partial sums in workgroup memory (two barriers a tile).
 // head_dim > DIM_CHUNK repeats pass B once per chunk of output dims (the scores over every
 // chunk are recomputed): rare, correct. Every product of a hidden pair is selected away, so a
 // NaN or Inf reaches exactly the gradients of the pairs that see it.
@@ -224,7 +250,7 @@ fn attention_backward_o(
     // dQ role: rows lid / 16 + 16 m (m = 0..3), vec4 c of a chunk.
     let c = lid % 16u;
     let rq = lid / 16u;
-    // dK/dV role: rows 32 half .. 32 half + 31, keys 4 kq .. 4 kq + 3, vec4 c.
+    // dK/dV role: dK (half 0) or dV (half 1) of keys 4 kq .. 4 kq + 3, vec4 c, over every row.
     let half = lid / 128u;
     let kq = (lid % 128u) / 16u;
     let rs = q0 + rq + vec4<u32>(0u, 16u, 32u, 48u);
@@ -296,66 +322,96 @@ fn attention_backward_o(
                         + masked(d3.z, kc, v3.z) + masked(d3.w, kd, v3.w);
                 }
             }
-            // (3) dK and dV of keys 4 kq .. 4 kq + 3 over this half's rows.
-            var dk0 = vec4<f32>(0.0);
-            var dk1 = vec4<f32>(0.0);
-            var dk2 = vec4<f32>(0.0);
-            var dk3 = vec4<f32>(0.0);
-            var dv0 = vec4<f32>(0.0);
-            var dv1 = vec4<f32>(0.0);
-            var dv2 = vec4<f32>(0.0);
-            var dv3 = vec4<f32>(0.0);
-            let r_end = min(32u * half + 32u, q_last + 1u - q0);
-            for (var r = 32u * half; r < r_end; r = r + 1u) {
-                let sr = q0 + r;
-                let base = (sr * n_heads + h) * hd;
-                let qv = q4(base, c0 + c, hd);
-                let ov = do4(base, c0 + c, hd);
-                let dsv = sh_ds[r * 8u + kq];
-                let pv = sh_p[r * 8u + kq];
-                if (full) {
-                    dk0 = dk0 + dsv.x * qv;
-                    dk1 = dk1 + dsv.y * qv;
-                    dk2 = dk2 + dsv.z * qv;
-                    dk3 = dk3 + dsv.w * qv;
-                    dv0 = dv0 + pv.x * ov;
-                    dv1 = dv1 + pv.y * ov;
-                    dv2 = dv2 + pv.z * ov;
-                    dv3 = dv3 + pv.w * ov;
-                } else {
-                    let vis = visible4(kt + 4u * kq, min(seg[sr], sr), sr, true);
-                    dk0 = dk0 + masked(dsv.x, qv, vis.x);
-                    dk1 = dk1 + masked(dsv.y, qv, vis.y);
-                    dk2 = dk2 + masked(dsv.z, qv, vis.z);
-                    dk3 = dk3 + masked(dsv.w, qv, vis.w);
-                    dv0 = dv0 + masked(pv.x, ov, vis.x);
-                    dv1 = dv1 + masked(pv.y, ov, vis.y);
-                    dv2 = dv2 + masked(pv.z, ov, vis.z);
-                    dv3 = dv3 + masked(pv.w, ov, vis.w);
-                }
-            }
-            workgroupBarrier();
-            // Half 0 adds the tile's dK, half 1 its dV: each takes the other half's partial sums.
-            let o = (lid % 128u) * 4u;
-            if (half == 1u) {
-                sh_k[o] = dk0;
-                sh_k[o + 1u] = dk1;
-                sh_k[o + 2u] = dk2;
-                sh_k[o + 3u] = dk3;
-            } else {
-                sh_v[o] = dv0;
-                sh_v[o + 1u] = dv1;
-                sh_v[o + 2u] = dv2;
-                sh_v[o + 3u] = dv3;
-            }
-            workgroupBarrier();
+            // (3) Half 0 sums dS^T Q (dK), half 1 P^T dO (dV), for keys 4 kq .. 4 kq + 3 over the
+            // tile's rows, eight rows a step with their loads issued first, then adds them.
+            var acc = Acc4(vec4<f32>(0.0), vec4<f32>(0.0), vec4<f32>(0.0), vec4<f32>(0.0));
+            let r_end = q_last + 1u - q0;
             let j = kt + 4u * kq;
             if (half == 0u) {
-                add_keys_dk(j, kvh, c0 + c, dk0 + sh_k[o], dk1 + sh_k[o + 1u],
-                    dk2 + sh_k[o + 2u], dk3 + sh_k[o + 3u]);
+                for (var r = 0u; r < r_end; r = r + 8u) {
+                    let sr = min(q0 + r + vec4<u32>(0u, 1u, 2u, 3u), vec4<u32>(q_last));
+                    let sr4 = min(q0 + r + vec4<u32>(4u, 5u, 6u, 7u), vec4<u32>(q_last));
+                    let x0 = q4((sr.x * n_heads + h) * hd, c0 + c, hd);
+                    let x1 = q4((sr.y * n_heads + h) * hd, c0 + c, hd);
+                    let x2 = q4((sr.z * n_heads + h) * hd, c0 + c, hd);
+                    let x3 = q4((sr.w * n_heads + h) * hd, c0 + c, hd);
+                    let x4 = q4((sr4.x * n_heads + h) * hd, c0 + c, hd);
+                    let x5 = q4((sr4.y * n_heads + h) * hd, c0 + c, hd);
+                    let x6 = q4((sr4.z * n_heads + h) * hd, c0 + c, hd);
+                    let x7 = q4((sr4.w * n_heads + h) * hd, c0 + c, hd);
+                    let w0 = sh_ds[(r + 0u) * 8u + kq];
+                    let w1 = sh_ds[(r + 1u) * 8u + kq];
+                    let w2 = sh_ds[(r + 2u) * 8u + kq];
+                    let w3 = sh_ds[(r + 3u) * 8u + kq];
+                    let w4 = sh_ds[(r + 4u) * 8u + kq];
+                    let w5 = sh_ds[(r + 5u) * 8u + kq];
+                    let w6 = sh_ds[(r + 6u) * 8u + kq];
+                    let w7 = sh_ds[(r + 7u) * 8u + kq];
+                    if (full) {
+                        acc = add_row(acc, w0, x0);
+                        acc = add_row(acc, w1, x1);
+                        acc = add_row(acc, w2, x2);
+                        acc = add_row(acc, w3, x3);
+                        acc = add_row(acc, w4, x4);
+                        acc = add_row(acc, w5, x5);
+                        acc = add_row(acc, w6, x6);
+                        acc = add_row(acc, w7, x7);
+                    } else {
+                        acc = add_row_masked(acc, w0, x0, row_vis(j, sr.x, r + 0u < r_end));
+                        acc = add_row_masked(acc, w1, x1, row_vis(j, sr.y, r + 1u < r_end));
+                        acc = add_row_masked(acc, w2, x2, row_vis(j, sr.z, r + 2u < r_end));
+                        acc = add_row_masked(acc, w3, x3, row_vis(j, sr.w, r + 3u < r_end));
+                        acc = add_row_masked(acc, w4, x4, row_vis(j, sr4.x, r + 4u < r_end));
+                        acc = add_row_masked(acc, w5, x5, row_vis(j, sr4.y, r + 5u < r_end));
+                        acc = add_row_masked(acc, w6, x6, row_vis(j, sr4.z, r + 6u < r_end));
+                        acc = add_row_masked(acc, w7, x7, row_vis(j, sr4.w, r + 7u < r_end));
+                    }
+                }
             } else {
-                add_keys_dv(j, kvh, c0 + c, dv0 + sh_v[o], dv1 + sh_v[o + 1u],
-                    dv2 + sh_v[o + 2u], dv3 + sh_v[o + 3u]);
+                for (var r = 0u; r < r_end; r = r + 8u) {
+                    let sr = min(q0 + r + vec4<u32>(0u, 1u, 2u, 3u), vec4<u32>(q_last));
+                    let sr4 = min(q0 + r + vec4<u32>(4u, 5u, 6u, 7u), vec4<u32>(q_last));
+                    let x0 = do4((sr.x * n_heads + h) * hd, c0 + c, hd);
+                    let x1 = do4((sr.y * n_heads + h) * hd, c0 + c, hd);
+                    let x2 = do4((sr.z * n_heads + h) * hd, c0 + c, hd);
+                    let x3 = do4((sr.w * n_heads + h) * hd, c0 + c, hd);
+                    let x4 = do4((sr4.x * n_heads + h) * hd, c0 + c, hd);
+                    let x5 = do4((sr4.y * n_heads + h) * hd, c0 + c, hd);
+                    let x6 = do4((sr4.z * n_heads + h) * hd, c0 + c, hd);
+                    let x7 = do4((sr4.w * n_heads + h) * hd, c0 + c, hd);
+                    let w0 = sh_p[(r + 0u) * 8u + kq];
+                    let w1 = sh_p[(r + 1u) * 8u + kq];
+                    let w2 = sh_p[(r + 2u) * 8u + kq];
+                    let w3 = sh_p[(r + 3u) * 8u + kq];
+                    let w4 = sh_p[(r + 4u) * 8u + kq];
+                    let w5 = sh_p[(r + 5u) * 8u + kq];
+                    let w6 = sh_p[(r + 6u) * 8u + kq];
+                    let w7 = sh_p[(r + 7u) * 8u + kq];
+                    if (full) {
+                        acc = add_row(acc, w0, x0);
+                        acc = add_row(acc, w1, x1);
+                        acc = add_row(acc, w2, x2);
+                        acc = add_row(acc, w3, x3);
+                        acc = add_row(acc, w4, x4);
+                        acc = add_row(acc, w5, x5);
+                        acc = add_row(acc, w6, x6);
+                        acc = add_row(acc, w7, x7);
+                    } else {
+                        acc = add_row_masked(acc, w0, x0, row_vis(j, sr.x, r + 0u < r_end));
+                        acc = add_row_masked(acc, w1, x1, row_vis(j, sr.y, r + 1u < r_end));
+                        acc = add_row_masked(acc, w2, x2, row_vis(j, sr.z, r + 2u < r_end));
+                        acc = add_row_masked(acc, w3, x3, row_vis(j, sr.w, r + 3u < r_end));
+                        acc = add_row_masked(acc, w4, x4, row_vis(j, sr4.x, r + 4u < r_end));
+                        acc = add_row_masked(acc, w5, x5, row_vis(j, sr4.y, r + 5u < r_end));
+                        acc = add_row_masked(acc, w6, x6, row_vis(j, sr4.z, r + 6u < r_end));
+                        acc = add_row_masked(acc, w7, x7, row_vis(j, sr4.w, r + 7u < r_end));
+                    }
+                }
+            }
+            if (half == 0u) {
+                add_keys_dk(j, kvh, c0 + c, acc.a0, acc.a1, acc.a2, acc.a3);
+            } else {
+                add_keys_dv(j, kvh, c0 + c, acc.a0, acc.a1, acc.a2, acc.a3);
             }
         }
         add_dq(rs.x, h, c0 + c, dq0);

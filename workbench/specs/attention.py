@@ -469,7 +469,7 @@ SPECS = [
         doc="Streaming attention backward for any seq: one workgroup per tile of 64 queries of one "
         "head (the spec's grid, one per (s, h), divided by ROWS_PER_WORKGROUP), two passes over "
         "tiles of 32 keys (D, then dS), dQ owned, each key tile's dK/dV summed over the 64 "
-        "queries in workgroup memory and added with one f32 CAS atomic per element (their order "
+        "queries in registers and added with one f32 CAS atomic per element (their order "
         "of adds varies from run to run). Gradients add to dQ/dK/dV, zeroed here.",
     ),
     KernelSpec(
