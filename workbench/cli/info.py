@@ -123,9 +123,10 @@ def kernel_rows(session: Session) -> list[dict[str, Any]]:
     from workbench.specs.registry import spec_for
 
     rows = []
-    for k in session.corpus.kernels:
+    kernels = session.corpus.kernels
+    for k, found in zip(kernels, session.statuses(kernels), strict=True):
         ep = k.entry_point
-        status = session.status(k).text
+        status = found.text
         spec = described_for(session.described, k) or spec_for(k.name)
         rows.append(
             {

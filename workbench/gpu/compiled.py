@@ -35,6 +35,7 @@ VERSION = 2
 MAX_ENTRIES = 4096
 
 _lock = threading.Lock()
+_writing = threading.Lock()
 _known: dict[str, None] | None = None  # read from the file once per process, then kept here
 
 
@@ -93,13 +94,17 @@ def remember(key: str) -> None:
         entries[key] = None
         while len(entries) > MAX_ENTRIES:
             del entries[next(iter(entries))]
-        text = json.dumps({"version": VERSION, "compiled": list(entries)})
-    path = cache_path()
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        write_text(path, text, overwrite=True)
-    except (OSError, WorkbenchError):
-        return  # an unwritable cache only means compiling again next time
+    # One write at a time, each of every entry known when it starts: with compiles on several
+    # threads, the last file written holds them all.
+    with _writing:
+        with _lock:
+            text = json.dumps({"version": VERSION, "compiled": list(_entries())})
+        path = cache_path()
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            write_text(path, text, overwrite=True)
+        except (OSError, WorkbenchError):
+            return  # an unwritable cache only means compiling again next time
 
 
 def forget() -> None:
