@@ -492,10 +492,10 @@ def print_reader(r: dict[str, Any]) -> None:
     row("remembered", "list", "adapter_start")
     row("nothing remembered", "list_cold", "adapter_start")
     row("nothing remembered, bound to one CPU", "list_cold_one_cpu", "adapter_start")
-    note = (
-        "" if r["bytecode_as_found"] else " (this environment writes none: PYTHONDONTWRITEBYTECODE)"
-    )
-    print(f"    with bytecode for every module{note}:")
+    bytecode = "the environment's own bytecode"
+    if r["dont_write_bytecode"]:
+        bytecode += " (PYTHONDONTWRITEBYTECODE is set: none written for a library without it)"
+    print(f"    above: {bytecode}; below: bytecode for every module (as installed)")
     row("floor", "adapter_start_bytecode", "adapter_start_bytecode")
     row("remembered", "list_bytecode", "adapter_start_bytecode")
 
