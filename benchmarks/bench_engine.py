@@ -437,14 +437,19 @@ def bench_listing(listing: list[str], tmp: Path) -> dict[str, Any]:
         "load_average": os.getloadavg()[0],
         "dont_write_bytecode": bool(os.environ.get("PYTHONDONTWRITEBYTECODE")),
     }
-    reps = 5
-    for name, argv, extra in (
-        ("list", listing, env),
-        ("adapter_start", floor, env),
-        ("list_bytecode", listing, bytecode),
-        ("adapter_start_bytecode", floor, bytecode),
-    ):
-        wall, cpu = run_times(argv, reps, **extra)
+    runs = {
+        "list": (listing, env),
+        "adapter_start": (floor, env),
+        "list_bytecode": (listing, bytecode),
+        "adapter_start_bytecode": (floor, bytecode),
+    }
+    times: dict[str, tuple[list[float], list[float]]] = {name: ([], []) for name in runs}
+    for _ in range(5):  # in turn, so a change in the machine's load meets each alike
+        for name, (argv, extra) in runs.items():
+            wall, cpu = run_times(argv, 1, **extra)
+            times[name][0].extend(wall)
+            times[name][1].extend(cpu)
+    for name, (wall, cpu) in times.items():
         out[f"{name}_s"] = statistics.median(wall)
         out[f"{name}_cpu_s"] = statistics.median(cpu)
     for one_cpu, name in ((False, "list_cold"), (True, "list_cold_one_cpu")):
