@@ -15,7 +15,8 @@ session/raw and session/dispatch ratios. Then `workbench list` runs as a subproc
 
 The reader (issue 25): parse + type check of a 48 KB kernel file, a 50-file corpus of distinct
 files loaded (every kernel split, reflected and assembled) and listed with `workbench list` (with
-the compiles remembered from an earlier listing, and with none), and a `requires` line
+the compiles remembered from an earlier listing, and with none), in wall and CPU seconds beside
+the floor (importing wgpu and enumerating adapters; `bench_listing`), and a `requires` line
 followed by 10,000 spaces; the reader of an older commit (`--old-ref`, the last one with the token
 scanner) is timed in the same run from `git archive` of that commit, in a subprocess, as a ratio.
 
@@ -30,6 +31,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -219,19 +221,38 @@ def bench_dispatch(session: Session, n: int, seconds: float) -> dict[str, Any]:
     }
 
 
-def wall_times(argv: list[str], reps: int, **extra_env: str) -> list[float]:
-    """Wall times in seconds of `reps` runs of a subprocess (its environment with `extra_env`),
-    failing loudly on error."""
-    times = []
+def run_times(
+    argv: list[str], reps: int, one_cpu: bool = False, **extra_env: str
+) -> tuple[list[float], list[float]]:
+    """Wall times and CPU times (user + system of the process and its threads) in seconds of
+    `reps` runs of a subprocess (its environment with `extra_env`; with `one_cpu`, bound to one
+    CPU), failing loudly on error."""
+    walls, cpus = [], []
     env = {**os.environ, **extra_env}
     env["PYTHONPATH"] = str(REPO) + os.pathsep + env.get("PYTHONPATH", "")
+    cpu = min(os.sched_getaffinity(0))
+
+    def bind() -> None:
+        os.sched_setaffinity(0, {cpu})
+
     for _ in range(reps):
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
         t0 = time.perf_counter()
-        proc = subprocess.run(argv, capture_output=True, text=True, env=env, cwd=REPO)
-        times.append(time.perf_counter() - t0)
+        proc = subprocess.run(
+            argv, capture_output=True, text=True, env=env, cwd=REPO,
+            preexec_fn=bind if one_cpu else None,
+        )  # fmt: skip
+        walls.append(time.perf_counter() - t0)
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpus.append(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime)
         if proc.returncode != 0:
             raise SystemExit(f"{' '.join(argv)} failed ({proc.returncode}):\n{proc.stderr}")
-    return times
+    return walls, cpus
+
+
+def wall_times(argv: list[str], reps: int, **extra_env: str) -> list[float]:
+    """Wall times in seconds of `reps` runs of a subprocess (`run_times`)."""
+    return run_times(argv, reps, **extra_env)[0]
 
 
 def bench_startup(adapter: str | None, reps: int) -> dict[str, float]:
@@ -351,26 +372,14 @@ def bench_reader(
         listing = [sys.executable, "-m", "workbench", "list", str(corpus)]
         if adapter:
             listing += ["--adapter", adapter]
-        # The listings share a cache folder of their own: the adapter's canaries are measured
-        # once (by the first, untimed run); the remembered compiles and reflections
-        # (workbench.gpu.compiled, workbench.wgsl.reflected) are removed before each cold run and
-        # kept for the warm ones.
+        listed = bench_listing(listing, Path(tmp))
         cache = Path(tmp, "cache")
-        wall_times(listing, 1, XDG_CACHE_HOME=str(cache))
-        list_cold = []
-        for _ in range(3):
-            (cache / "workbench" / "compiled.json").unlink(missing_ok=True)
-            shutil.rmtree(cache / "workbench" / "reflected", ignore_errors=True)
-            list_cold += wall_times(listing, 1, XDG_CACHE_HOME=str(cache))
-        list_new = statistics.median(wall_times(listing, 3, XDG_CACHE_HOME=str(cache)))
         old_env = {**os.environ, "PYTHONPATH": with_path(old_tree), "XDG_CACHE_HOME": str(cache)}
         t_old = []
         for _ in range(3):
             t0 = time.perf_counter()
             subprocess.run(listing, capture_output=True, env=old_env, cwd=old_tree, check=False)
             t_old.append(time.perf_counter() - t0)
-        floor = "import wgpu; wgpu.gpu.enumerate_adapters_sync()"
-        floor_s = statistics.median(wall_times([sys.executable, "-c", floor], 3))
     return {
         "old_ref": old_ref,
         "file_bytes": len(text.encode()),
@@ -382,11 +391,72 @@ def bench_reader(
         "old_load_ms": old_load,
         "requires_spaces_ms": new_spaces,
         "old_requires_spaces_ms": old_spaces,
-        "list_s": list_new,
-        "list_cold_s": statistics.median(list_cold),
+        **listed,
         "old_list_s": statistics.median(t_old),
-        "adapter_start_s": floor_s,
     }
+
+
+# The floor any wgpu program pays: import, load the native library, enumerate adapters.
+FLOOR = "import wgpu; wgpu.gpu.enumerate_adapters_sync()"
+
+
+def bench_listing(listing: list[str], tmp: Path) -> dict[str, Any]:
+    """`workbench list` of the corpus against the floor, medians of wall and CPU seconds: with
+    every compile and reflection remembered, with none (on all the CPUs, and bound to one, which
+    shows what compiling on several threads gains), each beside the floor measured the same way.
+
+    The remembered listing and the floor are measured twice: with Python's bytecode as this
+    environment has it, and with bytecode for every module (a cache folder of the run's own,
+    `PYTHONPYCACHEPREFIX`, filled by an untimed run), as an installed package has it; where the
+    environment keeps none for its libraries (numpy, tomlkit), compiling their sources at every
+    start is counted in the first but in neither of an installed tool's runs."""
+    # The listings share a cache folder of their own: the adapter's canaries are measured once
+    # (by the first, untimed run); the remembered compiles and reflections (workbench.gpu.compiled,
+    # workbench.wgsl.reflected) are removed before each cold run and kept for the warm ones.
+    cache = tmp / "cache"
+    run_times(listing, 1, XDG_CACHE_HOME=str(cache))
+    cold: dict[bool, tuple[list[float], list[float]]] = {False: ([], []), True: ([], [])}
+    for _ in range(3):
+        for one_cpu in (False, True):
+            (cache / "workbench" / "compiled.json").unlink(missing_ok=True)
+            shutil.rmtree(cache / "workbench" / "reflected", ignore_errors=True)
+            wall, cpu = run_times(listing, 1, one_cpu, XDG_CACHE_HOME=str(cache))
+            cold[one_cpu][0].extend(wall)
+            cold[one_cpu][1].extend(cpu)
+    floor = [sys.executable, "-c", FLOOR]
+    env = {"XDG_CACHE_HOME": str(cache)}
+    bytecode = {
+        **env,
+        "PYTHONPYCACHEPREFIX": str(tmp / "pycache"),
+        "PYTHONDONTWRITEBYTECODE": "",  # empty: bytecode is written
+    }
+    run_times(floor, 1, **bytecode)
+    run_times(listing, 1, **bytecode)
+    out: dict[str, Any] = {
+        "cpus": len(os.sched_getaffinity(0)),
+        "load_average": os.getloadavg()[0],
+        "dont_write_bytecode": bool(os.environ.get("PYTHONDONTWRITEBYTECODE")),
+    }
+    runs = {
+        "list": (listing, env),
+        "adapter_start": (floor, env),
+        "list_bytecode": (listing, bytecode),
+        "adapter_start_bytecode": (floor, bytecode),
+    }
+    times: dict[str, tuple[list[float], list[float]]] = {name: ([], []) for name in runs}
+    for _ in range(5):  # in turn, so a change in the machine's load meets each alike
+        for name, (argv, extra) in runs.items():
+            wall, cpu = run_times(argv, 1, **extra)
+            times[name][0].extend(wall)
+            times[name][1].extend(cpu)
+    for name, (wall, cpu) in times.items():
+        out[f"{name}_s"] = statistics.median(wall)
+        out[f"{name}_cpu_s"] = statistics.median(cpu)
+    for one_cpu, name in ((False, "list_cold"), (True, "list_cold_one_cpu")):
+        out[f"{name}_s"] = statistics.median(cold[one_cpu][0])
+        out[f"{name}_cpu_s"] = statistics.median(cold[one_cpu][1])
+    out["load_average_end"] = os.getloadavg()[0]
+    return out
 
 
 def print_reader(r: dict[str, Any]) -> None:
@@ -409,10 +479,30 @@ def print_reader(r: dict[str, Any]) -> None:
         f"(old: {'> 60 s, stopped' if old_spaces is None else f'{old_spaces:.0f} ms'})"
     )
     print(
-        f"  `workbench list` of the {r['corpus_files']} files: {r['list_s']:.2f} s, "
-        f"{r['list_cold_s']:.2f} s with no compile remembered (old {r['old_list_s']:.2f} s; "
-        f"importing wgpu and enumerating adapters: {r['adapter_start_s']:.2f} s)"
+        f"  `workbench list` of the {r['corpus_files']} files, compiles and reflections remembered: "
+        f"{r['list_s']:.2f} s (old {r['old_list_s']:.2f} s)"
     )
+    print(
+        f"  `workbench list` against the floor (importing wgpu, enumerating adapters), medians, "
+        f"{r['cpus']} CPUs, load average {r['load_average']:.1f} to {r['load_average_end']:.1f}:"
+    )
+    print(f"    {'':44} {'wall':>7} {'over':>7}   {'CPU':>7} {'over':>7}")
+
+    def row(what: str, key: str, floor: str) -> None:
+        wall, cpu = r[f"{key}_s"], r[f"{key}_cpu_s"]
+        fw, fc = r[f"{floor}_s"], r[f"{floor}_cpu_s"]
+        print(f"    {what:44} {wall:6.2f}s {wall - fw:+6.2f}s   {cpu:6.2f}s {cpu - fc:+6.2f}s")
+
+    row("floor", "adapter_start", "adapter_start")
+    row("remembered", "list", "adapter_start")
+    row("nothing remembered", "list_cold", "adapter_start")
+    row("nothing remembered, bound to one CPU", "list_cold_one_cpu", "adapter_start")
+    bytecode = "the environment's own bytecode"
+    if r["dont_write_bytecode"]:
+        bytecode += " (PYTHONDONTWRITEBYTECODE is set: none written for a library without it)"
+    print(f"    above: {bytecode}; below: bytecode for every module (as installed)")
+    row("floor", "adapter_start_bytecode", "adapter_start_bytecode")
+    row("remembered", "list_bytecode", "adapter_start_bytecode")
 
 
 def main() -> None:

@@ -3,12 +3,15 @@ registry: every shipped spec passes, and each kind of inconsistency is refused b
 
 from __future__ import annotations
 
+import importlib
+import pkgutil
 from dataclasses import replace
 
 import pytest
 
+import workbench.specs as specs_pkg
 from workbench.specs.base import GradLink
-from workbench.specs.registry import all_specs, spec_for, validate_spec
+from workbench.specs.registry import _NOT_SPEC_MODULES, all_specs, spec_for, validate_spec
 
 
 def test_every_shipped_spec_declares_consistent_facts() -> None:
@@ -23,6 +26,14 @@ def test_every_shipped_spec_declares_consistent_facts() -> None:
     conv = spec_for("causal_conv1d_bwd")
     assert conv is not None and conv.deterministic_when is not None
     assert conv.deterministic_when({"deterministic": 1}) and not conv.deterministic_when({})
+
+
+def test_the_modules_the_registry_skips_hold_no_specs() -> None:
+    """A spec added to a module the registry does not read would be lost without a word."""
+    for info in pkgutil.iter_modules(specs_pkg.__path__):
+        if info.name in _NOT_SPEC_MODULES:
+            module = importlib.import_module(f"workbench.specs.{info.name}")
+            assert not hasattr(module, "SPECS"), info.name
 
 
 @pytest.mark.parametrize(

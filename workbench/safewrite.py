@@ -28,12 +28,12 @@ import tempfile
 import threading
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
-from typing import Any, BinaryIO
-
-import tomlkit
-from tomlkit.items import Array, InlineTable, Item, Table
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 from workbench.errors import Advice, UserError, WorkbenchError
+
+if TYPE_CHECKING:
+    from tomlkit.items import Item
 
 
 class FileExistsRefused(UserError, FileExistsError):
@@ -215,6 +215,10 @@ def toml_text(data: Mapping[str, Any], comment: str = "") -> str:
     Mappings become tables (plain keys first, as TOML needs), mappings inside lists inline tables;
     non-finite floats are TOML's nan/inf; numpy scalars are written as the Python value they hold.
     """
+    # Imported here, not at the top: most writers write no TOML, and a `workbench list` (which
+    # writes its caches as JSON) should not pay for importing tomlkit.
+    import tomlkit
+
     doc = tomlkit.document()
     for line in comment.splitlines():
         doc.add(tomlkit.comment(line))
@@ -224,6 +228,9 @@ def toml_text(data: Mapping[str, Any], comment: str = "") -> str:
 
 
 def _toml_item(value: Any, *, in_list: bool) -> Item:
+    import tomlkit
+    from tomlkit.items import Array, InlineTable, Table
+
     if isinstance(value, Mapping):
         table: Table | InlineTable = tomlkit.inline_table() if in_list else tomlkit.table()
         for key, inner in value.items():

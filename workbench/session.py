@@ -11,6 +11,7 @@ case would exceed — asks the session, so the UI never imports wgpu or `workben
 from __future__ import annotations
 
 import math
+import os
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -385,6 +386,41 @@ class Session:
 
     def status(self, kernel: Kernel) -> Status:
         """Whether `kernel` compiles and can run on this adapter."""
+        known = self._status_before_compiling(kernel)
+        return known if isinstance(known, Status) else self._compile_status(kernel, known)
+
+    def statuses(self, kernels: Sequence[Kernel]) -> list[Status]:
+        """`status` of each kernel. The compiles not remembered (`gpu.compiled`) run on as many
+        threads as this process has CPUs: a compile's time is the driver's compiler, which wgpu
+        calls without Python's lock, so on a machine of several cores they overlap."""
+        found: dict[int, Status] = {}
+        todo: list[tuple[int, Kernel, dict[str, float]]] = []
+        for i, kernel in enumerate(kernels):
+            known = self._status_before_compiling(kernel)
+            if isinstance(known, Status):
+                found[i] = known
+            elif self._remembered_compiling(kernel, known):
+                found[i] = Status(StatusKind.OK)
+            else:
+                todo.append((i, kernel, known))
+        workers = min(len(todo), _cpus())
+        if workers <= 1:
+            found |= {i: self._compile_status(kernel, over) for i, kernel, over in todo}
+        else:
+            from concurrent.futures import ThreadPoolExecutor  # only when something compiles
+
+            with ThreadPoolExecutor(workers, thread_name_prefix="compile") as pool:
+                running = {i: pool.submit(self._compile_status, k, over) for i, k, over in todo}
+                try:
+                    found |= {i: future.result() for i, future in running.items()}
+                except BaseException:  # Ctrl-C: the compiles not started are not waited for
+                    pool.shutdown(wait=False, cancel_futures=True)
+                    raise
+        return [found[i] for i in range(len(kernels))]
+
+    def _status_before_compiling(self, kernel: Kernel) -> Status | dict[str, float]:
+        """The status when it is known without compiling, else the override values the compile
+        that decides it takes."""
         if kernel.problem:
             return Status(StatusKind.ERROR, detail=kernel.problem)
         if kernel.entry_point is None:
@@ -396,11 +432,14 @@ class Session:
             described = described_for(self.described, kernel)
         except WorkbenchError as exc:
             return Status(StatusKind.ERROR, error=exc)
-        overrides = described.overrides if described is not None else {}
+        overrides = dict(described.overrides) if described is not None else {}
         needs = set(kernel.entry_point.needs) - set(overrides)
         if needs:
             # Sized by an override without a default: it compiles once a run gives the value.
             return Status(StatusKind.OK)
+        return overrides
+
+    def _compile_status(self, kernel: Kernel, overrides: Mapping[str, float]) -> Status:
         try:
             self._compile(kernel, overrides, check_only=True)
         except CompileError as exc:
@@ -515,6 +554,12 @@ class Session:
         if check_only:
             return self.gpu.check_compiles(*args)
         return self.gpu.compile(*args)
+
+    def _remembered_compiling(self, kernel: Kernel, overrides: Mapping[str, float]) -> bool:
+        """Whether `_compile` of the kernel was remembered succeeding (`gpu.compiled`)."""
+        text, _ = kernel.assemble(self.adapter.features)
+        ep = _entry(kernel)
+        return self.gpu.remembered_compiling(text, ep.name, ep.bindings, dict(overrides))
 
     def _buffer_plans(self, case: Case) -> tuple[list[BufferPlan], tuple[int, int, int]]:
         """What to upload for each binding, and the grid as it will be dispatched."""
@@ -785,6 +830,13 @@ def _check_tolerances(spec: KernelSpec) -> None:
             key, _, problem = str(exc).partition(" ")
             where = f"{spec.described}: kernels.{spec.name}.reference.{key}"
             raise DescriptionError(f"{where}: {problem.removeprefix('= ')}") from None
+
+
+def _cpus() -> int:
+    """The CPUs this process may run on."""
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0))
+    return os.cpu_count() or 1
 
 
 def _entry(kernel: Kernel) -> EntryPoint:

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from workbench.cli import build_parser, routed, subcommands
+from workbench.cli import COMMANDS, build_parser, routed, subcommands
 from workbench.cli.examples import HEADING
 
 from .conftest import REPO, run_main
@@ -58,8 +58,7 @@ def parses(line: str) -> None:
     """The line's arguments are accepted as the command line would take them."""
     words = shlex.split(line)
     argv = words[words.index("workbench") + 1 :]
-    parser = build_parser()
-    parser.parse_args(routed(argv, parser))
+    build_parser().parse_args(routed(argv))
 
 
 @pytest.mark.parametrize("page", PAGES, ids=[p or "workbench" for p in PAGES])
@@ -114,3 +113,12 @@ def test_the_page_shown_is_the_page_printed():
     assert proc.returncode == 0 and shown_examples("run") == [
         ln[2:] for ln in proc.stdout.rstrip("\n").splitlines()[-len(shown_examples("run")) :]
     ]
+
+
+def test_each_command_module_registers_the_commands_its_entry_names():
+    """The table a command line is routed by (`COMMANDS`: a named command imports its module
+    alone) says what each module registers, in the order the top-level help lists them."""
+    assert list(subcommands(build_parser())) == [n for names in COMMANDS.values() for n in names]
+    for names in COMMANDS.values():
+        for name in names:
+            assert list(subcommands(build_parser(name))) == list(names)

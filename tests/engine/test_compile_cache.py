@@ -88,3 +88,26 @@ def test_an_unreadable_cache_only_means_compiling_again(make_corpus, session, fr
     later = _later_process(root, session)
     assert later.status(later.kernel("good")).text == "ok"
     assert len(json.loads(fresh_cache.read_text())["compiled"]) == 1
+
+
+def test_statuses_compile_on_several_threads_as_status_does_one_by_one(
+    make_corpus, session, fresh_cache, monkeypatch
+):
+    """The listing's statuses: the compiles not remembered run on a thread each (four here,
+    whatever the machine has), each kernel gets the status `status` gives it, in order, and
+    every success is remembered in the one file the threads write."""
+    files = {
+        f"good{i}.wgsl": GOOD.replace("2.0", f"{i}.5").replace("good", f"good{i}") for i in range(6)
+    }
+    files |= {f"bad{i}.wgsl": BAD.replace("bad", f"bad{i}") for i in range(2)}
+    root = make_corpus(files)
+    monkeypatch.setattr("workbench.session._cpus", lambda: 4)
+    later = _later_process(root, session)
+    found = [s.text for s in later.statuses(later.corpus.kernels)]
+    assert len(json.loads(fresh_cache.read_text())["compiled"]) == 6
+    one_by_one = _later_process(root, session)
+    compiled.forget()
+    fresh_cache.unlink()
+    assert found == [one_by_one.status(k).text for k in one_by_one.corpus.kernels]
+    assert sum(t == "ok" for t in found) == 6
+    assert sum(t.startswith("compile error") for t in found) == 2

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import codecs
+import gc
 import importlib
 import json
 import os
@@ -20,23 +21,27 @@ from workbench.cli.advice import cli_message
 from workbench.errors import WorkbenchError
 from workbench.units import shown
 
-# Subcommand modules, in the order `workbench --help` lists them.
-COMMANDS = (
-    "workbench.cli.ui",
-    "workbench.cli.info",
-    "workbench.cli.run",
-    "workbench.cli.step",
-    "workbench.cli.check",
-    "workbench.cli.describe",
-    "workbench.cli.bench",
-    "workbench.cli.fixtures",
-    "workbench.cli.inside",
-    "workbench.cli.debug",
-    "workbench.cli.config",
-)
+# Subcommand modules, in the order `workbench --help` lists them, and the commands each registers.
+# A command line naming a command imports that module alone, so `workbench list` does not pay for
+# importing what `run`, `check` or `step` need (tests/engine/test_cli_help.py checks the names).
+COMMANDS: dict[str, tuple[str, ...]] = {
+    "workbench.cli.ui": ("ui",),
+    "workbench.cli.info": ("adapters", "list"),
+    "workbench.cli.run": ("run",),
+    "workbench.cli.step": ("step",),
+    "workbench.cli.check": ("check",),
+    "workbench.cli.describe": ("describe",),
+    "workbench.cli.bench": ("bench",),
+    "workbench.cli.fixtures": ("record", "replay"),
+    "workbench.cli.inside": ("footprint", "probe"),
+    "workbench.cli.debug": ("debug",),
+    "workbench.cli.config": ("config",),
+}
+COMMAND_NAMES = frozenset(name for names in COMMANDS.values() for name in names)
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The parser of every command; with `command`, of that command's module only."""
     parser = argparse.ArgumentParser(
         prog="workbench",
         description="Run, check, time and replay WGSL compute kernels on a real GPU. Every command "
@@ -47,8 +52,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"workbench {__version__}")
     parser.set_defaults(handler=None)
     sub = parser.add_subparsers(title="commands", metavar="COMMAND")
-    for name in COMMANDS:
-        importlib.import_module(name).register(sub)
+    for module, names in COMMANDS.items():
+        if command is None or command in names:
+            importlib.import_module(module).register(sub)
     examples.attach(parser, subcommands(parser))
     return parser
 
@@ -106,21 +112,28 @@ def subcommands(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentP
     return dict(found[0].choices) if found else {}
 
 
-def routed(argv: list[str], parser: argparse.ArgumentParser) -> list[str]:
+def routed(argv: list[str]) -> list[str]:
     """`workbench`, `workbench PATH` and `workbench --adapter SEL [PATH]` open the terminal UI;
     only the top-level help flags stay with the top-level parser."""
-    if not argv or (
-        argv[0] not in subcommands(parser) and argv[0] not in ("-h", "--help", "--version")
-    ):
+    if not argv or (argv[0] not in COMMAND_NAMES and argv[0] not in ("-h", "--help", "--version")):
         return ["ui", *argv]
     return argv
 
 
 def _main(argv: list[str] | None) -> int:
+    whole_process = argv is None  # the process's own command line, not a call from a test
     argv = sys.argv[1:] if argv is None else argv
     _degrade_output()
-    parser = build_parser()
-    args = parser.parse_args(routed(argv, parser))
+    argv = routed(argv)
+    # Only the named command's module is imported (all of them for the top-level help).
+    parser = build_parser(argv[0] if argv[0] in COMMAND_NAMES else None)
+    if whole_process:
+        # What importing the command left (modules, classes, functions) lives as long as the
+        # process: the collector need not walk it again (a listing otherwise spends about 50 ms
+        # in full collections). Not for a call in a longer-lived process, whose garbage
+        # would then never be collected.
+        gc.freeze()
+    args = parser.parse_args(argv)
     if args.handler is None:
         parser.print_help()
         return 2

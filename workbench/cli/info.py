@@ -12,7 +12,6 @@ from pathlib import Path
 from typing import Any
 
 from workbench.cli.common import add_corpus_adapter, corpus_alias, open_session, print_json
-from workbench.cli.step import list_pipelines
 from workbench.gpu.canaries import CHAIN_BRANCHES, LOOP_ITERATIONS
 from workbench.session import Session
 from workbench.units import fmt_bytes, fmt_int, fmt_ms, fmt_rate
@@ -124,9 +123,10 @@ def kernel_rows(session: Session) -> list[dict[str, Any]]:
     from workbench.specs.registry import spec_for
 
     rows = []
-    for k in session.corpus.kernels:
+    kernels = session.corpus.kernels
+    for k, found in zip(kernels, session.statuses(kernels), strict=True):
         ep = k.entry_point
-        status = session.status(k).text
+        status = found.text
         spec = described_for(session.described, k) or spec_for(k.name)
         rows.append(
             {
@@ -166,6 +166,9 @@ def kernel_rows(session: Session) -> list[dict[str, Any]]:
 def cmd_list(args: argparse.Namespace) -> int:
     corpus_alias(args, args.path)
     if args.pipelines:
+        # Imported here: a listing of kernels does not pay for importing the pipelines.
+        from workbench.cli.step import list_pipelines
+
         return list_pipelines(args.json, Path(args.corpus) if args.corpus else None)
     session = open_session(args)
     rows = kernel_rows(session)

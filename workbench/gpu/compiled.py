@@ -22,6 +22,7 @@ import json
 import os
 import threading
 from collections.abc import Mapping
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -30,10 +31,11 @@ from workbench.gpu.adapters import USEFUL_FEATURES, AdapterInfo
 from workbench.safewrite import write_text
 
 # Bump when what a key covers changes, so older entries no longer match.
-VERSION = 1
+VERSION = 2
 MAX_ENTRIES = 4096
 
 _lock = threading.Lock()
+_writing = threading.Lock()
 _known: dict[str, None] | None = None  # read from the file once per process, then kept here
 
 
@@ -50,6 +52,18 @@ def compile_key(
     constants: Mapping[str, float] | None,
 ) -> str:
     """The digest naming one compile: everything its outcome depends on."""
+    what = {"entry": entry, "layout": repr(layout), "constants": sorted((constants or {}).items())}
+    h = _adapter_digest(adapter, tuple(sorted(adapter.limits.items()))).copy()
+    h.update(json.dumps(what, sort_keys=True).encode())
+    h.update(b"\0")
+    h.update(module_text.encode("utf-8", "surrogatepass"))
+    return str(h.hexdigest())
+
+
+@cache
+def _adapter_digest(adapter: AdapterInfo, limits: tuple[tuple[str, int], ...]) -> Any:
+    """The digest so far of what every compile on `adapter` shares (made once per adapter: a
+    listing asks for a key per kernel)."""
     import wgpu
     import wgpu.backends.wgpu_native as native
 
@@ -58,15 +72,11 @@ def compile_key(
         "wgpu": [wgpu.__version__, native.__version__],
         "adapter": [adapter.name, adapter.backend, adapter.type, adapter.vendor, adapter.driver],
         "features": sorted(f for f in USEFUL_FEATURES if f in adapter.features),
-        "limits": sorted(adapter.limits.items()),
-        "entry": entry,
-        "layout": repr(layout),
-        "constants": sorted((constants or {}).items()),
+        "limits": limits,
     }
     h = hashlib.sha256(json.dumps(what, sort_keys=True).encode())
     h.update(b"\0")
-    h.update(module_text.encode("utf-8", "surrogatepass"))
-    return h.hexdigest()
+    return h
 
 
 def known(key: str) -> bool:
@@ -84,13 +94,17 @@ def remember(key: str) -> None:
         entries[key] = None
         while len(entries) > MAX_ENTRIES:
             del entries[next(iter(entries))]
-        text = json.dumps({"version": VERSION, "compiled": list(entries)})
-    path = cache_path()
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        write_text(path, text, overwrite=True)
-    except (OSError, WorkbenchError):
-        return  # an unwritable cache only means compiling again next time
+    # One write at a time, each of every entry known when it starts: with compiles on several
+    # threads, the last file written holds them all.
+    with _writing:
+        with _lock:
+            text = json.dumps({"version": VERSION, "compiled": list(_entries())})
+        path = cache_path()
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            write_text(path, text, overwrite=True)
+        except (OSError, WorkbenchError):
+            return  # an unwritable cache only means compiling again next time
 
 
 def forget() -> None:

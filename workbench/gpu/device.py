@@ -148,10 +148,18 @@ class GpuContext:
     timeout_s: float = DEFAULT_TIMEOUT_S
     _timed_out: str | None = None  # the watchdog fired: the device may still be busy with it
     _beat: float = 0.0  # when GPU work last finished a wait (the watchdog counts from there)
+    # Held while the device is made: compiles on several threads (`Session.statuses`) share one.
+    _device_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     # -- device ------------------------------------------------------------------------------
     @property
     def device(self) -> Any:
+        if self._device is None:
+            with self._device_lock:
+                self._make_device()
+        return self._device
+
+    def _make_device(self) -> None:
         if self._device is None:
             if self._device_error is None:
                 quiet_mesa()
@@ -168,7 +176,6 @@ class GpuContext:
                     f"this adapter cannot run compute shaders; {_other_adapter_hint(self.adapter)}",
                     advice=Advice.OTHER_ADAPTER,
                 )
-        return self._device
 
     def probe_compute(self) -> str | None:
         """Why this adapter cannot run compute shaders, or None when it can.
@@ -284,13 +291,28 @@ class GpuContext:
         """Whether the module compiles into a pipeline (a CompileError says why not), as
         `compile`; a success remembered for this adapter, driver and wgpu (`compiled`) is not
         compiled again, and then no device is made."""
-        layout = tuple(b.signature for b in bindings)
-        key = compiled.compile_key(self.adapter, module_text, entry, layout, constants)
-        if compiled.known(key):
-            self._compiled = True
+        if self.remembered_compiling(module_text, entry, bindings, constants):
             return
         self.compile(module_text, smap, entry, bindings, file, constants, reflected)
-        compiled.remember(key)
+        layout = tuple(b.signature for b in bindings)
+        compiled.remember(compiled.compile_key(self.adapter, module_text, entry, layout, constants))
+
+    def remembered_compiling(
+        self,
+        module_text: str,
+        entry: str,
+        bindings: tuple[Binding, ...],
+        constants: dict[str, float] | None = None,
+    ) -> bool:
+        """Whether this compile was remembered succeeding on this adapter, driver and wgpu
+        (`compiled`); nothing is compiled."""
+        layout = tuple(b.signature for b in bindings)
+        if not compiled.known(
+            compiled.compile_key(self.adapter, module_text, entry, layout, constants)
+        ):
+            return False
+        self._compiled = True
+        return True
 
     def compile(
         self,

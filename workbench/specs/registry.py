@@ -12,7 +12,19 @@ import workbench.specs as specs_pkg
 from workbench.errors import UserError
 from workbench.specs.base import KernelSpec
 
-_NOT_SPEC_MODULES = {"base", "registry", "refs"}
+# The package's modules that hold no SPECS: not imported to look for any (`starter` needs tomlkit,
+# which a listing, the registry's most frequent caller, has no other use for).
+_NOT_SPEC_MODULES = {
+    "base",
+    "described",
+    "expr",
+    "refargs",
+    "refs",
+    "refworker",
+    "registry",
+    "starter",
+    "std",
+}
 
 
 @cache

@@ -597,6 +597,8 @@ def _starts_in_block_comment(lines: list[str]) -> list[bool]:
     """For each line, whether it begins inside a (nested) block comment: a marker line there is
     commented out, e.g. a whole kernel section disabled with `/* ... */`."""
     text = "".join(lines)
+    if "/*" not in text:
+        return [False] * len(lines)  # no block comment (most files): no walk over every line
     starts_inside: set[int] = set()  # 0-based numbers of the lines that start inside a comment
     depth, line, in_line_comment = 0, 0, False
     for m in _COMMENT_EVENTS.finditer(text):
