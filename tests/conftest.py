@@ -33,7 +33,12 @@ os.environ["MESA_SHADER_CACHE_DIR"] = (
 
 from hypothesis import settings  # noqa: E402
 
+from workbench.gc_policy import tune_for_ui  # noqa: E402
 from workbench.session import Session  # noqa: E402
+
+# The suite is mostly the terminal UI's tests: its collector runs as the app's does, whether or not
+# a test starts an app (the CLI's tests make as many objects, through the same engine).
+tune_for_ui()
 
 # `pytest -m fuzz` runs the fuzz tests (marked `fuzz`) with many more examples than the suite does.
 settings.register_profile("fuzz", max_examples=5000)

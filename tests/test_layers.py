@@ -50,6 +50,7 @@ LAYERS: dict[str, int] = {
     "workbench.screens": 8,
     "workbench.widgets": 8,
     "workbench.keys_in_order": 8,
+    "workbench.gc_policy": 8,
     "workbench.viewmodel": 8,
     "workbench.messages": 8,
     "workbench.__main__": 8,

@@ -36,6 +36,7 @@ from workbench.dialogs.adapters import AdapterScreen
 from workbench.dialogs.open_corpus import OpenCorpusScreen
 from workbench.errors import WorkbenchError
 from workbench.fixtures import ReplayResult
+from workbench.gc_policy import tune_for_ui
 from workbench.jobs import RunsJobs
 from workbench.keys_in_order import KeysInOrder
 from workbench.messages import (
@@ -126,6 +127,7 @@ class WorkbenchApp(RunsJobs, KeysInOrder):
         return self._main
 
     def on_mount(self) -> None:
+        tune_for_ui()
         self._apply_config()
         self._open()
         if self.watch_files:
@@ -266,6 +268,20 @@ class WorkbenchApp(RunsJobs, KeysInOrder):
         self.poll_files()
 
     # -- adapters ------------------------------------------------------------------------------
+    def on_unmount(self) -> None:
+        self._retire(self.session)
+
+    def _retire(self, old: Session | None, new: Session | None = None) -> None:
+        """Give back the device of a session the app no longer uses (replaced by `new`, or the app
+        has ended), unless `new` runs on the same one. GPU work still in flight keeps it."""
+        if old is None or (new is not None and new.gpu is old.gpu):
+            return
+        if self.jobs.gpu_lock.acquire(blocking=False):
+            try:
+                old.close()
+            finally:
+                self.jobs.gpu_lock.release()
+
     def _free_to_switch(self) -> bool:
         """Whether the adapter or the corpus may change now; says why not when it may not."""
         if self.session is None:
@@ -293,6 +309,7 @@ class WorkbenchApp(RunsJobs, KeysInOrder):
         old = self.adapter_label()
 
         async def switched(session: Session) -> None:
+            self._retire(self.session, session)
             self.session = session
             await self.main.adapter_switched(old)
 
@@ -316,6 +333,7 @@ class WorkbenchApp(RunsJobs, KeysInOrder):
         self.main.switching_corpus(path)
 
         async def opened(session: Session) -> None:
+            self._retire(self.session, session)
             self.session, self.corpus_path, self.corpus_why = session, path, ""
             self._mtimes = stamps(Path(session.corpus.root), session.corpus.watched)
             await self.main.corpus_opened()

@@ -344,6 +344,12 @@ class Session:
         """Create the device now rather than at the first run; GpuError when it cannot be."""
         _ = self.gpu.device
 
+    def close(self) -> None:
+        """Give this session's device back now (a device shared per adapter, `with_adapter(...,
+        shared=True)`, stays for the others). The session runs nothing after this."""
+        if self.gpu not in _CONTEXTS.values():
+            self.gpu.close()
+
     def probe_compute(self) -> str | None:
         """Why this adapter cannot run compute shaders, or None when it can (probed once)."""
         return self.gpu.probe_compute()

@@ -15,6 +15,7 @@ from workbench.cli.advice import cli_message
 from workbench.errors import (
     Advice,
     CompileError,
+    GpuError,
     LimitError,
     MissingFeatureError,
     SpecMismatchError,
@@ -569,3 +570,15 @@ def test_outputs_are_read_before_timing_and_timing_is_reported(make_corpus, on_c
     # A cancelled timing loop stops early and says how many reps it took.
     run = sess.run("inc", dims={"n": 500}, reps=100, cancelled=lambda: True)
     assert run.timing.reps == 0 and run.throughput() is None
+
+
+def test_a_closed_session_gives_its_device_back_and_a_shared_device_stays(session):
+    own = session.with_adapter(session.adapter)
+    own.open_device()
+    own.close()
+    with pytest.raises(GpuError, match="the session was closed"):
+        own.open_device()
+    shared = session.with_adapter(session.adapter, shared=True)
+    shared.open_device()
+    shared.close()
+    shared.open_device()  # the device shared per adapter serves the others still

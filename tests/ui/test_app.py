@@ -7,6 +7,9 @@ the adapter switcher, live reload with a compile error and its fix, fixtures, th
 
 from __future__ import annotations
 
+import asyncio
+import gc
+import weakref
 from pathlib import Path
 
 import numpy as np
@@ -23,6 +26,7 @@ from workbench.gpu.timing import MIN_ROUNDS
 from workbench.screens.check_all import CheckAllScreen
 from workbench.screens.fixtures import FixturesScreen
 from workbench.screens.help import HelpScreen
+from workbench.session import Session
 from workbench.viewmodel.jobs import RUN
 from workbench.widgets.array_view import ArrayView
 from workbench.widgets.browser import KernelBrowser
@@ -44,6 +48,26 @@ from .conftest import (
 
 def _text(app: WorkbenchApp, selector: str) -> str:
     return str(app.main.query_one(selector, Static).render())
+
+
+def test_an_ended_app_and_its_device_are_freed() -> None:
+    # wgpu's poll thread keeps the sys.stderr of when its device was made: inside the app, the app.
+    # (wgpu is loaded first, as the suite's first app would: pycparser, which cffi imports then,
+    # keeps the sys.stdout of that moment as a default argument.)
+    Session.adapters()
+
+    async def ended_app() -> weakref.ref[WorkbenchApp]:
+        app = WorkbenchApp(snapshot=True, watch=False)
+        async with app.run_test(size=SIZE) as pilot:
+            await settle(pilot)
+            assert app.session is not None
+            app.session.open_device()
+        return weakref.ref(app)
+
+    # The event loop's executor threads (made inside the app too) end with the loop.
+    ended = asyncio.run(ended_app())
+    gc.collect()
+    assert ended() is None
 
 
 @run_async

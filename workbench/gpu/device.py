@@ -707,6 +707,26 @@ class GpuContext:
             self._staging.destroy()
             self._staging = None
 
+    def close(self) -> None:
+        """Give the device back now, with what it holds (pipelines, staging and flush buffers).
+
+        wgpu frees a device only when Python collects it, and its poll thread (a running thread,
+        so a garbage-collection root) keeps whatever `sys.stderr` was when the device was made:
+        inside the terminal UI that is the app itself, so a replaced or finished app's device,
+        and the app, would live as long as the process. A closed context makes no new device.
+        """
+        if self._device is None:
+            self._device_error = self._device_error or "the session was closed"
+            return
+        for buf in (self._staging, self._flush):
+            if buf is not None:
+                buf.destroy()
+        self._staging = self._flush = None
+        self._programs.clear()
+        self._device.destroy()
+        self._device = None
+        self._device_error = "the session was closed"
+
     def wait(self) -> None:
         """Block until submitted work is done (on_submitted_work_done_sync is broken in 0.32)."""
         import wgpu
