@@ -241,7 +241,9 @@ def traced_case(
     log[7] = mode
     log[9] = 0xFFFFFFFF  # no invocation yet for atomicMin
     log[10] = watch
-    return with_instrumentation(case, plan.kernel, {}, {TRACE_NAME: (log, f"trace ({capacity:,})")})
+    return with_instrumentation(
+        case, plan.kernel_for(mode), {}, {TRACE_NAME: (log, f"trace ({capacity:,})")}
+    )
 
 
 def _dispatch(
