@@ -15,6 +15,7 @@ from typing import Protocol, cast
 from rich.cells import cell_len
 from textual import events
 from textual.app import ComposeResult
+from textual.screen import Screen
 from textual.widget import Widget
 from textual.widgets import Footer
 
@@ -52,8 +53,29 @@ def _width(key: ShownKey, compact: bool) -> int:
     return words + (2 if compact else 3)
 
 
+def _shown_bindings(screen: Screen[object]) -> tuple[object, ...]:
+    """What the footer's keys are made from: each active binding with its state."""
+    return tuple(
+        (b.action, b.key, b.key_display, b.description, b.show, b.group, enabled, tooltip)
+        for _, b, enabled, tooltip in screen.active_bindings.values()
+    )
+
+
 class KeyFooter(Footer):
     """The footer of every workbench screen: help and quit first, then the keys of the moment."""
+
+    _composed_for: tuple[object, ...] | None = None
+
+    def bindings_changed(self, screen: Screen[object]) -> None:
+        # Textual remakes every key of the footer at each change of focus or of a binding's state;
+        # most leave the same keys (a focus move inside the kernel view), and remaking them cost
+        # about a sixth of the app's start. The same keys are left as they are.
+        shown = _shown_bindings(screen)
+        if shown == self._composed_for:
+            return
+        if screen.app.app_focus and self.is_attached and screen is self.screen:
+            self._composed_for = shown
+        super().bindings_changed(screen)
 
     def compose(self) -> ComposeResult:
         keys = _keys(list(super().compose()))
