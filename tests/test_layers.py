@@ -23,6 +23,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "workbench"
 LAYERS: dict[str, int] = {
     "workbench.errors": 0,
     "workbench.units": 0,
+    "workbench.interrupts": 0,
     "workbench.jsonable": 0,
     "workbench.wgsl": 1,
     "workbench.gpu": 2,

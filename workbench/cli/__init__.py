@@ -15,7 +15,7 @@ import json
 import os
 import sys
 
-from workbench import __version__
+from workbench import __version__, interrupts
 from workbench.cli import examples
 from workbench.cli.advice import cli_message
 from workbench.errors import WorkbenchError
@@ -133,6 +133,7 @@ def _main(argv: list[str] | None) -> int:
         # in full collections). Not for a call in a longer-lived process, whose garbage
         # would then never be collected.
         gc.freeze()
+        interrupts.install()
     args = parser.parse_args(argv)
     if args.handler is None:
         parser.print_help()

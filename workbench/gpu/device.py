@@ -53,6 +53,7 @@ from workbench.gpu.timing import (
     time_passes,
 )
 from workbench.gpu.timing import time_reps as _time_reps
+from workbench.interrupts import raise_if_pressed
 from workbench.wgsl.diagnostics import map_compile_error
 from workbench.wgsl.parser import TooDeepError
 from workbench.wgsl.reflect import Binding, EntryPoint, reflect
@@ -765,6 +766,7 @@ class GpuContext:
         helper.start()
         try:
             while not done.wait(0.05):
+                raise_if_pressed()
                 if time.monotonic() - max(start, self._beat) > self.timeout_s:
                     self._timed_out = (
                         f"{self.adapter.label}: a dispatch did not finish within "

@@ -39,6 +39,7 @@ from typing import Any
 import numpy as np
 
 from workbench.errors import UserError
+from workbench.interrupts import raise_if_pressed
 
 # How long a reference (or importing its module) may take before the worker is stopped.
 TIMEOUT_ENV = "WORKBENCH_REFERENCE_TIMEOUT"
@@ -261,6 +262,7 @@ class RefWorker:
         assert proc is not None and proc.stdin is not None and proc.stdout is not None
         fd = proc.stdin.fileno() if write else proc.stdout.fileno()
         while True:
+            raise_if_pressed()
             if self._cancelled:
                 raise _Stopped("was cancelled")
             if not threading.main_thread().is_alive():
