@@ -15,6 +15,8 @@ import os, signal, sys
 from workbench import interrupts
 if sys.argv[1] == "installed":
     interrupts.install()
+else:  # Python's own handler (a parent that ignores SIGINT, as a test runner may, hands that on)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 class Finalized:
     def __del__(self):

@@ -65,6 +65,7 @@ class KeyFooter(Footer):
     """The footer of every workbench screen: help and quit first, then the keys of the moment."""
 
     _composed_for: tuple[object, ...] | None = None
+    _composed_width = -1
 
     def bindings_changed(self, screen: Screen[object]) -> None:
         # Textual remakes every key of the footer at each change of focus or of a binding's state;
@@ -95,5 +96,9 @@ class KeyFooter(Footer):
         return _keys(list(self.children))
 
     def on_resize(self, event: events.Resize) -> None:
+        # Which keys fit depends on the width alone: a resize to the same width changes nothing.
+        if event.size.width == self._composed_width:
+            return
+        self._composed_width = event.size.width
         self.compact = event.size.width < COMPACT_BELOW
         self.refresh(recompose=True)
