@@ -347,7 +347,8 @@ class Session:
     def close(self) -> None:
         """Give this session's device back now (a device shared per adapter, `with_adapter(...,
         shared=True)`, stays for the others). The session runs nothing after this."""
-        if self.gpu not in _CONTEXTS.values():
+        # By identity: GpuContext is a dataclass, so `in` would compare two contexts field by field.
+        if all(self.gpu is not shared for shared in _CONTEXTS.values()):
             self.gpu.close()
 
     def probe_compute(self) -> str | None:
