@@ -254,6 +254,38 @@ fn row_vis(j0: u32, s: u32, live: bool) -> vec4<bool> {
     return visible4(j0, min(seg[s], s), s, live);
 }
 
+// Eight rows of one step of the dK/dV sums (dS or P against the four keys, and Q or dO), all
+// loaded before any product; a struct of registers, as Acc4, not an array (never local memory).
+struct Rows8 {
+    r0: vec4<f32>,
+    r1: vec4<f32>,
+    r2: vec4<f32>,
+    r3: vec4<f32>,
+    r4: vec4<f32>,
+    r5: vec4<f32>,
+    r6: vec4<f32>,
+    r7: vec4<f32>,
+}
+
+// acc += the step's eight rows (rows r .. r + 7 of the tile, queries sr and sr4): every product
+// when the whole tile sees key tile j's keys (`full`), else with the hidden pairs selected away.
+fn add_rows8(acc: Acc4, w: Rows8, x: Rows8, full: bool, j: u32, sr: vec4<u32>, sr4: vec4<u32>,
+    r: u32, r_end: u32) -> Acc4 {
+    if (full) {
+        return add_row(add_row(add_row(add_row(add_row(add_row(add_row(add_row(acc,
+            w.r0, x.r0), w.r1, x.r1), w.r2, x.r2), w.r3, x.r3), w.r4, x.r4), w.r5, x.r5),
+            w.r6, x.r6), w.r7, x.r7);
+    }
+    var a = add_row_masked(acc, w.r0, x.r0, row_vis(j, sr.x, r < r_end));
+    a = add_row_masked(a, w.r1, x.r1, row_vis(j, sr.y, r + 1u < r_end));
+    a = add_row_masked(a, w.r2, x.r2, row_vis(j, sr.z, r + 2u < r_end));
+    a = add_row_masked(a, w.r3, x.r3, row_vis(j, sr.w, r + 3u < r_end));
+    a = add_row_masked(a, w.r4, x.r4, row_vis(j, sr4.x, r + 4u < r_end));
+    a = add_row_masked(a, w.r5, x.r5, row_vis(j, sr4.y, r + 5u < r_end));
+    a = add_row_masked(a, w.r6, x.r6, row_vis(j, sr4.z, r + 6u < r_end));
+    return add_row_masked(a, w.r7, x.r7, row_vis(j, sr4.w, r + 7u < r_end));
+}
+
 // A workgroup owns ROWS_PER_WORKGROUP queries of one head (FlashAttention-2's backward, query
 // side): pass A walks their keys in tiles of TILE_KEYS and sums D = sum_j P dP per row; pass B
 // walks them again and, per tile, (1) recomputes S and dP, invocation (row lid / 4, keys
@@ -452,25 +484,8 @@ fn attention_backward(
                     let w5 = sh_ds[(r + 5u) * 8u + kq];
                     let w6 = sh_ds[(r + 6u) * 8u + kq];
                     let w7 = sh_ds[(r + 7u) * 8u + kq];
-                    if (full) {
-                        acc = add_row(acc, w0, x0);
-                        acc = add_row(acc, w1, x1);
-                        acc = add_row(acc, w2, x2);
-                        acc = add_row(acc, w3, x3);
-                        acc = add_row(acc, w4, x4);
-                        acc = add_row(acc, w5, x5);
-                        acc = add_row(acc, w6, x6);
-                        acc = add_row(acc, w7, x7);
-                    } else {
-                        acc = add_row_masked(acc, w0, x0, row_vis(j, sr.x, r + 0u < r_end));
-                        acc = add_row_masked(acc, w1, x1, row_vis(j, sr.y, r + 1u < r_end));
-                        acc = add_row_masked(acc, w2, x2, row_vis(j, sr.z, r + 2u < r_end));
-                        acc = add_row_masked(acc, w3, x3, row_vis(j, sr.w, r + 3u < r_end));
-                        acc = add_row_masked(acc, w4, x4, row_vis(j, sr4.x, r + 4u < r_end));
-                        acc = add_row_masked(acc, w5, x5, row_vis(j, sr4.y, r + 5u < r_end));
-                        acc = add_row_masked(acc, w6, x6, row_vis(j, sr4.z, r + 6u < r_end));
-                        acc = add_row_masked(acc, w7, x7, row_vis(j, sr4.w, r + 7u < r_end));
-                    }
+                    acc = add_rows8(acc, Rows8(w0, w1, w2, w3, w4, w5, w6, w7),
+                        Rows8(x0, x1, x2, x3, x4, x5, x6, x7), full, j, sr, sr4, r, r_end);
                 }
             } else {
                 for (var r = 0u; r < r_end; r = r + 8u) {
@@ -492,25 +507,8 @@ fn attention_backward(
                     let w5 = sh_p[(r + 5u) * 8u + kq];
                     let w6 = sh_p[(r + 6u) * 8u + kq];
                     let w7 = sh_p[(r + 7u) * 8u + kq];
-                    if (full) {
-                        acc = add_row(acc, w0, x0);
-                        acc = add_row(acc, w1, x1);
-                        acc = add_row(acc, w2, x2);
-                        acc = add_row(acc, w3, x3);
-                        acc = add_row(acc, w4, x4);
-                        acc = add_row(acc, w5, x5);
-                        acc = add_row(acc, w6, x6);
-                        acc = add_row(acc, w7, x7);
-                    } else {
-                        acc = add_row_masked(acc, w0, x0, row_vis(j, sr.x, r + 0u < r_end));
-                        acc = add_row_masked(acc, w1, x1, row_vis(j, sr.y, r + 1u < r_end));
-                        acc = add_row_masked(acc, w2, x2, row_vis(j, sr.z, r + 2u < r_end));
-                        acc = add_row_masked(acc, w3, x3, row_vis(j, sr.w, r + 3u < r_end));
-                        acc = add_row_masked(acc, w4, x4, row_vis(j, sr4.x, r + 4u < r_end));
-                        acc = add_row_masked(acc, w5, x5, row_vis(j, sr4.y, r + 5u < r_end));
-                        acc = add_row_masked(acc, w6, x6, row_vis(j, sr4.z, r + 6u < r_end));
-                        acc = add_row_masked(acc, w7, x7, row_vis(j, sr4.w, r + 7u < r_end));
-                    }
+                    acc = add_rows8(acc, Rows8(w0, w1, w2, w3, w4, w5, w6, w7),
+                        Rows8(x0, x1, x2, x3, x4, x5, x6, x7), full, j, sr, sr4, r, r_end);
                 }
             }
             if (half == 0u) {
