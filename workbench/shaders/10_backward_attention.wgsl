@@ -68,14 +68,14 @@ const STRIDE4: u32 = 17u;
 const ROWS_PER_WORKGROUP: u32 = 64u;
 const TILE_KEYS: u32 = 32u;
 
-// K and V of a tile of keys, one chunk of DIM_CHUNK dims: key k's vec4 c (dims c, c + 16,
-// c + 32, c + 48 of the chunk) sits at k * 16 + (c ^ swz(k)). The swizzle puts the four keys
-// one load of the score loop reads (8 g + i for g = 0..3) on distinct banks without padding:
-// the four arrays fill the 32 KiB a CPU adapter allows.
-var<workgroup> sh_k: array<vec4<f32>, 512>;
-var<workgroup> sh_v: array<vec4<f32>, 512>;
-// P and dS of the tile: row r's keys 4 i .. 4 i + 3 in vec4 r * 8 + i. sh_ds first carries the
-// partial sums of D.
+// K (from 0) and V (from KV_V) of a tile of keys, one chunk of DIM_CHUNK dims: key k's vec4 c
+// (dims c, c + 16, c + 32, c + 48 of the chunk) sits at k * 16 + (c ^ swz(k)). The swizzle puts
+// the four keys one load of the score loop reads (8 g + i for g = 0..3) on distinct banks
+// without padding: the three arrays fill the 32 KiB a CPU adapter allows.
+const KV_V: u32 = 512u;
+var<workgroup> sh_kv: array<vec4<f32>, 1024>;
+// P and dS of the tile: row r's keys 4 i .. 4 i + 3 in vec4 r * 8 + i. sh_ds holds dP between
+// the scores and dS, and first carries the partial sums of D.
 var<workgroup> sh_p: array<vec4<f32>, 512>;
 var<workgroup> sh_ds: array<vec4<f32>, 512>;
 
@@ -119,20 +119,20 @@ fn fetch_v(kt: u32, k: u32, kvh: u32, d: u32) -> vec4<f32> {
     return v4((min(kt + k, dims.x - 1u) * dims.z + kvh) * dims.w, d, dims.w);
 }
 
-// This invocation's share of a tile into sh_k and sh_v: keys lid / 16 (ka, va) and
+// This invocation's share of a tile into sh_kv: keys lid / 16 (ka, va) and
 // lid / 16 + 16 (kb, vb), vec4 lid % 16 of the chunk. The caller holds the barriers.
 fn store_kv(lid: u32, ka: vec4<f32>, va: vec4<f32>, kb: vec4<f32>, vb: vec4<f32>) {
     let c = lid % 16u;
     let a = lid / 16u;
     let b = a + 16u;
-    sh_k[a * 16u + (c ^ swz(a))] = ka;
-    sh_v[a * 16u + (c ^ swz(a))] = va;
-    sh_k[b * 16u + (c ^ swz(b))] = kb;
-    sh_v[b * 16u + (c ^ swz(b))] = vb;
+    sh_kv[a * 16u + (c ^ swz(a))] = ka;
+    sh_kv[KV_V + a * 16u + (c ^ swz(a))] = va;
+    sh_kv[b * 16u + (c ^ swz(b))] = kb;
+    sh_kv[KV_V + b * 16u + (c ^ swz(b))] = vb;
 }
 
-// K and V of keys kt .. kt + 31, dims c0 .. c0 + 63 of kv head kvh, into sh_k and sh_v. The
-// leading barrier keeps every earlier read of the four arrays first.
+// K and V of keys kt .. kt + 31, dims c0 .. c0 + 63 of kv head kvh, into sh_kv. The leading
+// barrier keeps every earlier read of the three arrays first.
 fn load_kv(kt: u32, c0: u32, kvh: u32, lid: u32) {
     workgroupBarrier();
     let d = c0 + lid % 16u;
@@ -142,81 +142,132 @@ fn load_kv(kt: u32, c0: u32, kvh: u32, lid: u32) {
     workgroupBarrier();
 }
 
-// Q.K and dO.V of one query row against keys 8 g .. 8 g + 7 of the tile (a: the first four).
+// One matrix's scores of an invocation's two query rows against keys 8 g .. 8 g + 7 of the
+// tile: Q.K (the invocation's rows are Q rows) or dO.V (dO rows). a: the first four keys.
 struct Scores {
-    sa: vec4<f32>,
-    sb: vec4<f32>,
-    pa: vec4<f32>,
-    pb: vec4<f32>,
+    a0: vec4<f32>,
+    b0: vec4<f32>,
+    a1: vec4<f32>,
+    b1: vec4<f32>,
 }
 
-// One vec4 of dims of Q and dO against keys 8 g .. 8 g + 7 (their vec4s at k + 16 i).
-fn score_step(r: Scores, qv: vec4<f32>, ov: vec4<f32>, k: u32) -> Scores {
-    var o = r;
-    o.sa.x = o.sa.x + dot(qv, sh_k[k]);
-    o.sa.y = o.sa.y + dot(qv, sh_k[k + 16u]);
-    o.sa.z = o.sa.z + dot(qv, sh_k[k + 32u]);
-    o.sa.w = o.sa.w + dot(qv, sh_k[k + 48u]);
-    o.sb.x = o.sb.x + dot(qv, sh_k[k + 64u]);
-    o.sb.y = o.sb.y + dot(qv, sh_k[k + 80u]);
-    o.sb.z = o.sb.z + dot(qv, sh_k[k + 96u]);
-    o.sb.w = o.sb.w + dot(qv, sh_k[k + 112u]);
-    o.pa.x = o.pa.x + dot(ov, sh_v[k]);
-    o.pa.y = o.pa.y + dot(ov, sh_v[k + 16u]);
-    o.pa.z = o.pa.z + dot(ov, sh_v[k + 32u]);
-    o.pa.w = o.pa.w + dot(ov, sh_v[k + 48u]);
-    o.pb.x = o.pb.x + dot(ov, sh_v[k + 64u]);
-    o.pb.y = o.pb.y + dot(ov, sh_v[k + 80u]);
-    o.pb.z = o.pb.z + dot(ov, sh_v[k + 96u]);
-    o.pb.w = o.pb.w + dot(ov, sh_v[k + 112u]);
-    return o;
+// One vec4 of dims of both rows (x0, x1) against keys 8 g .. 8 g + 7 of K or V (their vec4s at
+// k + 16 i): the eight loads are issued first, and each feeds both rows.
+fn score_step(r: Scores, x0: vec4<f32>, x1: vec4<f32>, k: u32) -> Scores {
+    let m0 = sh_kv[k];
+    let m1 = sh_kv[k + 16u];
+    let m2 = sh_kv[k + 32u];
+    let m3 = sh_kv[k + 48u];
+    let m4 = sh_kv[k + 64u];
+    let m5 = sh_kv[k + 80u];
+    let m6 = sh_kv[k + 96u];
+    let m7 = sh_kv[k + 112u];
+    return Scores(
+        r.a0 + vec4<f32>(dot(x0, m0), dot(x0, m1), dot(x0, m2), dot(x0, m3)),
+        r.b0 + vec4<f32>(dot(x0, m4), dot(x0, m5), dot(x0, m6), dot(x0, m7)),
+        r.a1 + vec4<f32>(dot(x1, m0), dot(x1, m1), dot(x1, m2), dot(x1, m3)),
+        r.b1 + vec4<f32>(dot(x1, m4), dot(x1, m5), dot(x1, m6), dot(x1, m7)),
+    );
 }
 
-// This invocation's Q and dO rows (score role) when head_dim <= DIM_CHUNK: loaded once, used by
-// every key tile of both passes, so the score loop reads only workgroup memory.
-var<private> q_row: array<vec4<f32>, 16>;
-var<private> o_row: array<vec4<f32>, 16>;
+// This invocation's two rows (score role) when head_dim <= DIM_CHUNK, Q rows in half 0 and dO
+// rows in half 1: loaded once, used by every key tile of both passes, so the score loop reads
+// only workgroup memory.
+var<private> x_row0: array<vec4<f32>, 16>;
+var<private> x_row1: array<vec4<f32>, 16>;
 
-// The scores of query row q_base against keys kt + 8 g + i, over every chunk of head_dim: Q and
-// dO from q_row / o_row, or (head_dim > DIM_CHUNK) from global memory through the cache. Leaves
-// the last chunk of K and V in sh_k and sh_v.
-fn scores(kt: u32, kvh: u32, q_base: u32, g: u32, lid: u32) -> Scores {
+// Q (half 0) or dO (half 1): the elements d, d + 16, d + 32, d + 48 of the row at `base`.
+fn xr4(half: u32, base: u32, d: u32, hd: u32) -> vec4<f32> {
+    if (half == 0u) {
+        return q4(base, d, hd);
+    }
+    return do4(base, d, hd);
+}
+
+// The scores of the rows at b0 and b1 against keys kt + 8 g + i, over every chunk of head_dim:
+// the rows from x_row0 / x_row1, or (head_dim > DIM_CHUNK) from global memory through the
+// cache. Leaves the last chunk of K and V in sh_kv.
+fn scores(kt: u32, kvh: u32, b0: u32, b1: u32, g: u32, half: u32, lid: u32) -> Scores {
     let hd = dims.w;
-    var r = Scores(vec4<f32>(0.0), vec4<f32>(0.0), vec4<f32>(0.0), vec4<f32>(0.0));
-    let k0 = 8u * g * 16u;
     if (hd <= DIM_CHUNK) {
         load_kv(kt, 0u, kvh, lid);
-        return scores_held(g);
+        return scores_held(g, half);
     }
+    var r = Scores(vec4<f32>(0.0), vec4<f32>(0.0), vec4<f32>(0.0), vec4<f32>(0.0));
+    let k0 = half * KV_V + 128u * g;
     for (var c0 = 0u; c0 < hd; c0 = c0 + DIM_CHUNK) {
         load_kv(kt, c0, kvh, lid);
         for (var c = 0u; c < CHUNK4; c = c + 1u) {
-            let qv = q4(q_base, c0 + c, hd);
-            let ov = do4(q_base, c0 + c, hd);
-            r = score_step(r, qv, ov, k0 + (c ^ g));
+            r = score_step(r, xr4(half, b0, c0 + c, hd), xr4(half, b1, c0 + c, hd), k0 + (c ^ g));
         }
     }
     return r;
 }
 
-// The scores of the row in q_row / o_row against keys 8 g .. 8 g + 7 of the tile in sh_k, sh_v.
-fn scores_held(g: u32) -> Scores {
+// The scores of the rows in x_row0 / x_row1 against keys 8 g .. 8 g + 7 of the tile in sh_kv
+// (K in half 0, V in half 1).
+fn scores_held(g: u32, half: u32) -> Scores {
     var sc = Scores(vec4<f32>(0.0), vec4<f32>(0.0), vec4<f32>(0.0), vec4<f32>(0.0));
+    let k0 = half * KV_V + 128u * g;
     for (var c = 0u; c < CHUNK4; c = c + 1u) {
-        sc = score_step(sc, q_row[c], o_row[c], 128u * g + (c ^ g));
+        sc = score_step(sc, x_row0[c], x_row1[c], k0 + (c ^ g));
     }
     return sc;
 }
 
-// Pass A's share of D from one tile: sum of P dP over the eight keys j0 .. j0 + 7 the scores
-// hold, visible ones only.
-fn d_terms(sc: Scores, j0: u32, lo: u32, s: u32, live: bool, scale: f32, lse: f32) -> f32 {
+// The tile's scores into workgroup memory, rows rp and rp + 32 (tile rows), keys 8 g .. 8 g + 7:
+// half 0 writes P (exactly 0 where hidden), half 1 dP. The caller holds the barriers.
+fn store_scores(sc: Scores, half: u32, rp: u32, g: u32, j0: u32, rows: ScoreRows) {
+    let i0 = rp * 8u + 2u * g;
+    let i1 = i0 + 256u;
+    if (half == 0u) {
+        let scale = params.x;
+        sh_p[i0] = select(vec4<f32>(0.0), exp(sc.a0 * scale - rows.lse0),
+            visible4(j0, rows.lo0, rows.s0, rows.live0));
+        sh_p[i0 + 1u] = select(vec4<f32>(0.0), exp(sc.b0 * scale - rows.lse0),
+            visible4(j0 + 4u, rows.lo0, rows.s0, rows.live0));
+        sh_p[i1] = select(vec4<f32>(0.0), exp(sc.a1 * scale - rows.lse1),
+            visible4(j0, rows.lo1, rows.s1, rows.live1));
+        sh_p[i1 + 1u] = select(vec4<f32>(0.0), exp(sc.b1 * scale - rows.lse1),
+            visible4(j0 + 4u, rows.lo1, rows.s1, rows.live1));
+    } else {
+        sh_ds[i0] = sc.a0;
+        sh_ds[i0 + 1u] = sc.b0;
+        sh_ds[i1] = sc.a1;
+        sh_ds[i1 + 1u] = sc.b1;
+    }
+}
+
+// What the P of an invocation's two score rows needs: the query, its first visible key, its LSE
+// and whether it is inside the sequence.
+struct ScoreRows {
+    s0: u32,
+    lo0: u32,
+    lse0: f32,
+    live0: bool,
+    s1: u32,
+    lo1: u32,
+    lse1: f32,
+    live1: bool,
+}
+
+// Pass A's share of D from one tile: sum of P dP over the keys j0 .. j0 + 7 of query s, from
+// sh_p and sh_ds at i8 (P is 0 where hidden, but dP there may be NaN: visible pairs only).
+fn d_terms(i8: u32, j0: u32, lo: u32, s: u32, live: bool) -> f32 {
     let va = visible4(j0, lo, s, live);
     let vb = visible4(j0 + 4u, lo, s, live);
-    let pa = exp(sc.sa * scale - lse);
-    let pb = exp(sc.sb * scale - lse);
-    let terms = select(vec4<f32>(0.0), pa * sc.pa, va) + select(vec4<f32>(0.0), pb * sc.pb, vb);
+    let terms = select(vec4<f32>(0.0), sh_p[i8] * sh_ds[i8], va)
+        + select(vec4<f32>(0.0), sh_p[i8 + 1u] * sh_ds[i8 + 1u], vb);
     return terms.x + terms.y + terms.z + terms.w;
+}
+
+// dS = scale P (dP - D) in place of dP at i8 (keys j0 .. j0 + 7 of query s), exactly 0 where
+// hidden.
+fn ds_terms(i8: u32, j0: u32, lo: u32, s: u32, live: bool, scale: f32, big_d: f32) {
+    let va = visible4(j0, lo, s, live);
+    let vb = visible4(j0 + 4u, lo, s, live);
+    sh_ds[i8] = select(vec4<f32>(0.0), scale * sh_p[i8] * (sh_ds[i8] - big_d), va);
+    sh_ds[i8 + 1u] = select(vec4<f32>(0.0), scale * sh_p[i8 + 1u] * (sh_ds[i8 + 1u] - big_d), vb);
 }
 
 // Which of the four keys j0 .. j0 + 3 query s (first visible key lo) sees.
@@ -331,24 +382,35 @@ fn attention_backward(
     }
     let all_rows = q0 + ROWS_PER_WORKGROUP <= seq_len;
 
-    // Score role: row lid / 4, keys 8 g .. 8 g + 7 of each tile.
+    // Score role: half 0 scores Q.K, half 1 dO.V, of rows rp and rp + 32 against keys 8 g ..
+    // 8 g + 7 of each tile (each K or V load feeds both rows).
     let g = lid % 4u;
+    let half = lid / 128u;
+    let rp = (lid % 128u) / 4u;
+    let s0 = q0 + rp;
+    let s1 = s0 + 32u;
+    let sq0 = min(s0, q_last);
+    let sq1 = min(s1, q_last);
+    let rows = ScoreRows(s0, min(seg[sq0], sq0), LSE[sq0 * n_heads + h], s0 < seq_len,
+        s1, min(seg[sq1], sq1), LSE[sq1 * n_heads + h], s1 < seq_len);
+    let b0 = (sq0 * n_heads + h) * hd;
+    let b1 = (sq1 * n_heads + h) * hd;
+    if (hd <= DIM_CHUNK) {
+        for (var c = 0u; c < CHUNK4; c = c + 1u) {
+            x_row0[c] = xr4(half, b0, c, hd);
+            x_row1[c] = xr4(half, b1, c, hd);
+        }
+    }
+    // Row role (D and dS): row lid / 4, keys 8 g .. 8 g + 7, its P and dP at i8 = 2 lid.
     let s = q0 + lid / 4u;
     let live = s < seq_len;
     let sq = min(s, q_last);
     let lo = min(seg[sq], sq);
-    let lse = LSE[sq * n_heads + h];
-    let q_base = (sq * n_heads + h) * hd;
-    if (hd <= DIM_CHUNK) {
-        for (var c = 0u; c < CHUNK4; c = c + 1u) {
-            q_row[c] = q4(q_base, c, hd);
-            o_row[c] = do4(q_base, c, hd);
-        }
-    }
+    let i8 = 2u * lid;
 
     // Pass A: D = sum_j P dP over the visible keys. With head_dim <= DIM_CHUNK the next key
-    // tile's K and V are fetched into registers while this tile is scored (only the Q and dO
-    // rows and the scores are live here), so no tile waits out its fetch: 3.24 -> 3.18 ms at
+    // tile's K and V are fetched into registers while this tile is scored (only the held rows
+    // and the scores are live here), so no tile waits out its fetch: 3.24 -> 3.18 ms at
     // seq 2048, 38.15 -> 37.41 at 8192 on the H100. The same in pass B, where the dK/dV sums
     // hold more registers, lost (37.41 -> 38.68).
     var d_part = 0.0;
@@ -369,13 +431,15 @@ fn attention_backward(
             nva = fetch_v(nt, ka, kvh, lc);
             nkb = fetch_k(nt, kb, kvh, lc);
             nvb = fetch_v(nt, kb, kvh, lc);
-            let sc = scores_held(g);
-            d_part = d_part + d_terms(sc, kt + 8u * g, lo, s, live, scale, lse);
+            store_scores(scores_held(g, half), half, rp, g, kt + 8u * g, rows);
+            workgroupBarrier();
+            d_part = d_part + d_terms(i8, kt + 8u * g, lo, s, live);
         }
     } else {
         for (var kt = k_lo; kt <= q_last; kt = kt + TILE_KEYS) {
-            let sc = scores(kt, kvh, q_base, g, lid);
-            d_part = d_part + d_terms(sc, kt + 8u * g, lo, s, live, scale, lse);
+            store_scores(scores(kt, kvh, b0, b1, g, half, lid), half, rp, g, kt + 8u * g, rows);
+            workgroupBarrier();
+            d_part = d_part + d_terms(i8, kt + 8u * g, lo, s, live);
         }
     }
     workgroupBarrier();
@@ -388,7 +452,6 @@ fn attention_backward(
     let c = lid % 16u;
     let rq = lid / 16u;
     // dK/dV role: dK (half 0) or dV (half 1) of keys 4 kq .. 4 kq + 3, vec4 c, over every row.
-    let half = lid / 128u;
     let kq = (lid % 128u) / 16u;
     let rs = q0 + rq + vec4<u32>(0u, 16u, 32u, 48u);
     let rlo = min(vec4<u32>(seg[min(rs.x, q_last)], seg[min(rs.y, q_last)],
@@ -408,18 +471,11 @@ fn attention_backward(
         var dq3 = vec4<f32>(0.0);
         for (var m = 0u; m < n_kt; m = m + 1u) {
             let kt = k_lo + ((n_kt - 1u - m + n_kt - rot) % n_kt) * TILE_KEYS;
-            // (1) P and dS of this tile.
-            let sc = scores(kt, kvh, q_base, g, lid);
+            // (1) P and dP of this tile, then dS in place of dP.
             let j0 = kt + 8u * g;
-            let va = visible4(j0, lo, s, live);
-            let vb = visible4(j0 + 4u, lo, s, live);
-            let pa = select(vec4<f32>(0.0), exp(sc.sa * scale - lse), va);
-            let pb = select(vec4<f32>(0.0), exp(sc.sb * scale - lse), vb);
-            let r8 = (lid / 4u) * 8u + 2u * g;
-            sh_p[r8] = pa;
-            sh_p[r8 + 1u] = pb;
-            sh_ds[r8] = select(vec4<f32>(0.0), scale * pa * (sc.pa - big_d), va);
-            sh_ds[r8 + 1u] = select(vec4<f32>(0.0), scale * pb * (sc.pb - big_d), vb);
+            store_scores(scores(kt, kvh, b0, b1, g, half, lid), half, rp, g, j0, rows);
+            workgroupBarrier();
+            ds_terms(i8, j0, lo, s, live, scale, big_d);
             if (hd > DIM_CHUNK) {
                 // The scores left the last chunk of K: this pass needs chunk c0.
                 load_kv(kt, c0, kvh, lid);
@@ -431,10 +487,10 @@ fn attention_backward(
             // (2) dQ += dS K, four keys at a time.
             for (var t = 0u; t < TILE_KEYS; t = t + 4u) {
                 let x = c ^ swz(t);
-                let ka = sh_k[t * 16u + x];
-                let kb = sh_k[(t + 1u) * 16u + x];
-                let kc = sh_k[(t + 2u) * 16u + x];
-                let kd = sh_k[(t + 3u) * 16u + x];
+                let ka = sh_kv[t * 16u + x];
+                let kb = sh_kv[(t + 1u) * 16u + x];
+                let kc = sh_kv[(t + 2u) * 16u + x];
+                let kd = sh_kv[(t + 3u) * 16u + x];
                 let d0 = sh_ds[rq * 8u + t / 4u];
                 let d1 = sh_ds[(rq + 16u) * 8u + t / 4u];
                 let d2 = sh_ds[(rq + 32u) * 8u + t / 4u];
