@@ -287,6 +287,24 @@ def test_entry_points_bind_what_they_reach_through_called_functions():
     assert [b.name for b in m.entry_points["touch"].bindings] == ["unused"]
 
 
+F32_ATOMIC_SRC = "@group(0) @binding(0) var<storage, read_write> acc: array<{t}>;\n"
+
+
+def test_an_f32_atomic_is_a_need_of_every_entry_point_of_its_module():
+    # The compiler validates every type of a module: an entry point that never touches `acc`
+    # still needs the feature on its device.
+    m = reflect(
+        F32_ATOMIC_SRC.format(t="atomic<f32>")
+        + "@group(0) @binding(1) var<storage, read_write> out: array<f32>;\n"
+        "@compute @workgroup_size(64) fn add() { atomicAdd(&acc[0], 1.5); }\n"
+        "@compute @workgroup_size(64) fn fill() { out[0] = 1.0; }\n"
+    )
+    assert m.uses_f32_atomics
+    assert m.entry_points["add"].features == ("shader-float32-atomic",)
+    assert m.entry_points["fill"].features == ("shader-float32-atomic",)
+    assert m.bindings["acc"].element.text == "atomic<f32>"
+
+
 @pytest.mark.parametrize(
     ("src", "features"),
     [
@@ -298,6 +316,14 @@ def test_entry_points_bind_what_they_reach_through_called_functions():
         ("fn f() -> u32 { return subgroupAdd(1u); }", ("subgroup",)),
         ("fn f(@builtin(subgroup_size) s: u32) {}", ("subgroup",)),
         ("// subgroupAdd(f16)\nfn f() {}", ()),
+        (F32_ATOMIC_SRC.format(t="atomic<f32>"), ("shader-float32-atomic",)),
+        ("alias F = f32;\n" + F32_ATOMIC_SRC.format(t="atomic<F>"), ("shader-float32-atomic",)),
+        (F32_ATOMIC_SRC.format(t="atomic<u32>") + "fn f(x: f32) -> f32 { return x; }", ()),
+        # One f16 word and one f32 atomic: both, whatever reaches them.
+        (
+            F32_ATOMIC_SRC.format(t="atomic<f32>") + "fn f() -> f16 { return 1.0h; }",
+            ("shader-f16", "shader-float32-atomic"),
+        ),
     ],
 )
 def test_features_are_detected_from_the_source(src, features):

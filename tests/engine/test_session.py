@@ -311,6 +311,43 @@ def test_an_f16_kernel_on_the_gl_adapter_is_a_missing_feature_error(make_corpus)
     assert status.text == "needs shader-f16"
 
 
+F32_ATOMIC_SUMS = """
+@group(0) @binding(0) var<storage, read> x: array<f32>;
+@group(0) @binding(1) var<storage, read_write> sums: array<atomic<f32>>;
+@compute @workgroup_size(64)
+fn sums4(@builtin(global_invocation_id) gid: vec3<u32>) {
+    if (gid.x < arrayLength(&x)) { atomicAdd(&sums[gid.x % 4u], x[gid.x]); }
+}
+"""
+
+
+def test_an_f32_atomic_kernel_on_the_gl_adapter_needs_its_feature(make_corpus):
+    gl = gl_session(make_corpus({"sums.wgsl": F32_ATOMIC_SUMS}))
+    assert "shader-float32-atomic" not in gl.adapter.features
+    with pytest.raises(MissingFeatureError, match="shader-float32-atomic"):
+        gl.run("sums4")
+    status = gl.status(gl.kernel("sums4"))
+    assert status.kind is StatusKind.NEEDS and status.missing == ("shader-float32-atomic",)
+    assert status.text == "needs shader-float32-atomic"
+
+
+def test_f32_atomic_adds_sum_as_float64_does(make_corpus, on_corpus, session):
+    if "shader-float32-atomic" not in session.adapter.features:
+        pytest.skip("no shader-float32-atomic")
+    sess = on_corpus(make_corpus({"sums.wgsl": F32_ATOMIC_SUMS}))
+    assert sess.status(sess.kernel("sums4")).ok
+    n = 4099  # not a multiple of the workgroup: the last one is partly idle
+    x = np.random.default_rng(7).uniform(-1, 1, n).astype(np.float32)
+    run = sess.run("sums4", dims={"n": n}, inputs={"x": x, "sums": np.zeros(n, np.float32)})
+    got = run.outputs["sums"]
+    assert got.dtype == np.float32
+    want = [math.fsum(x[k::4].astype(np.float64)) for k in range(4)]
+    # Any order of n/4 float32 adds: each rounding errs by at most half an ulp of the running sum.
+    bound = (n // 4 + 1) * np.finfo(np.float32).eps * np.abs(x).sum() / 4
+    np.testing.assert_allclose(got[:4], want, rtol=0, atol=bound)
+    np.testing.assert_array_equal(got[4:], 0)
+
+
 ADHOC = """
 struct Params { n: u32, scale: f32 }
 @group(0) @binding(0) var<storage, read> a: array<f32>;

@@ -20,7 +20,7 @@ from workbench.errors import Advice, GpuError, UserError
 from workbench.units import whole_number
 
 # Features a kernel may need, plus timestamps for timing. The device asks for those the adapter has.
-USEFUL_FEATURES = ("shader-f16", "subgroup", "timestamp-query")
+USEFUL_FEATURES = ("shader-f16", "shader-float32-atomic", "subgroup", "timestamp-query")
 _TYPE_RANK = {"DiscreteGPU": 0, "IntegratedGPU": 1, "VirtualGPU": 2, "CPU": 3, "Unknown": 4}
 _BACKEND_RANK = {"Vulkan": 0, "Metal": 0, "D3D12": 0, "OpenGL": 2, "GL": 2}
 

@@ -12,6 +12,10 @@ they are given) and `reflect(text, overrides=...)` resolves them with the values
 entry point it also records whether it reads `num_workgroups` (only such a kernel may have its
 grid folded into 2-D), the features what it reaches needs, and which `array<atomic<u32>>`
 bindings it reads as f32 bits (`bitcast<f32>(atomicLoad(...))`, the CAS float-add pattern).
+The types a module writes are needs of all its entry points, since the compiler validates every
+type of a module: f16 needs `shader-f16`, and `atomic<f32>` (native float atomics: atomicAdd,
+atomicSub, atomicExchange, load and store, in storage only) `shader-float32-atomic`, which has no
+`enable` (naga 0.32 refuses any: "unknown enable-extension").
 
 An `enable` the host does not manage (anything but `f16` and `subgroups`) is a feature every
 entry point of the module needs, named as written, so a kernel that enables an extension the
@@ -63,11 +67,16 @@ SUBGROUP_WORDS = frozenset(
         "quadSwapDiagonal",
     }
 )
+# The device feature a module needs for each kind of type it writes: naga validates every type of
+# a module, used or not (an unused `array<atomic<f32>>` binding is refused on a device without the
+# feature: "Capability SHADER_FLOAT32_ATOMIC is required"), so these are the whole module's needs.
+F16_FEATURE = "shader-f16"
+F32_ATOMIC_FEATURE = "shader-float32-atomic"
 # Extensions whose `enable` the host writes itself (from what the module uses and the adapter has).
 HOST_ENABLES = frozenset({"f16", "subgroups"})
 # Enable-extensions whose wgpu device feature is spelt otherwise (the rest keep their name).
 _ENABLE_FEATURES = {
-    "f16": "shader-f16",
+    "f16": F16_FEATURE,
     "subgroups": "subgroup",
     "clip_distances": "clip-distances",
     "dual_source_blending": "dual-source-blending",
@@ -192,6 +201,7 @@ class ModuleInfo:
     # must not hide the module's other kernels.
     entry_problems: dict[str, tuple[int, str]] = field(default_factory=dict)
     uses_f16: bool = False
+    uses_f32_atomics: bool = False  # a type written in it is atomic<f32>
     uses_subgroups: bool = False
     functions: dict[str, tuple[int, int]] = field(default_factory=dict)  # name -> text span
     enables: tuple[str, ...] = ()  # every extension the module's `enable`s name, in order
@@ -205,11 +215,20 @@ class ModuleInfo:
         return tuple(enable_feature(e) for e in self.enables if e not in HOST_ENABLES)
 
     @property
-    def features(self) -> tuple[str, ...]:
-        """Device features the module needs (wgpu feature names)."""
+    def type_features(self) -> tuple[str, ...]:
+        """Device features the types written in the module need, whatever an entry point
+        reaches (the compiler validates every type of the module)."""
         need = []
         if self.uses_f16:
-            need.append("shader-f16")
+            need.append(F16_FEATURE)
+        if self.uses_f32_atomics:
+            need.append(F32_ATOMIC_FEATURE)
+        return tuple(need)
+
+    @property
+    def features(self) -> tuple[str, ...]:
+        """Device features the module needs (wgpu feature names)."""
+        need = list(self.type_features)
         if self.uses_subgroups:
             need.append("subgroup")
         return tuple(need) + self.enabled_features
@@ -267,6 +286,7 @@ class _Reflector:
         checker, info = self.checker, self.info
         words = self.tree.words
         info.uses_f16 = self.tree.half_literals or bool(words & F16_WORDS)
+        info.uses_f32_atomics = "atomic" in words and self.writes_f32_atomic()
         info.uses_subgroups = bool(words & SUBGROUP_WORDS)
         enables: list[str] = []
         for d in self.tree.decls:
@@ -283,6 +303,20 @@ class _Reflector:
             if fn.attr("compute") is not None and fn.name not in info.entry_points:
                 self.entry_point(fn)
         return info
+
+    def writes_f32_atomic(self) -> bool:
+        """Whether a type written anywhere in the module is `atomic<f32>` (through an alias of
+        f32 too)."""
+        for decl in self.tree.decls:
+            for node in s.walk(decl):
+                if (
+                    isinstance(node, s.Ident)
+                    and node.name == "atomic"
+                    and node.template
+                    and self.checker.resolve_type(node.template[0]).text == "f32"
+                ):
+                    return True
+        return False
 
     def var(self, d: s.VarDecl) -> None:
         checker, info = self.checker, self.info
@@ -382,9 +416,7 @@ class _Reflector:
         builtins = set().union(
             *(self.checker.facts[f].builtins for f in reached if f in self.checker.facts)
         )
-        features = []
-        if info.uses_f16:
-            features.append("shader-f16")
+        features = list(info.type_features)
         if builtins & SUBGROUP_WORDS:
             features.append("subgroup")
         features += info.enabled_features
