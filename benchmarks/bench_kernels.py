@@ -81,6 +81,12 @@ ATTN = {"n_heads": 12, "n_kv_heads": 4, "head_dim": 64}
 # Sequence lengths of the attention rows: the split backward is refused past 1024 (its P/dS
 # scratch grows as seq^2), so its row is at 512 only.
 ATTN_SEQS = (512, 2048, 8192, 16384)
+# The streaming backward's changed-ABI variants (benchmarks/abi_variants/), by their rows' label:
+# O bound (D = rowsum(dO * O), no first pass), and that with dK/dV added by native f32 atomics.
+ATTN_VARIANTS = {
+    "O-bound ABI variant": "attention_backward_o",
+    "O-bound f32-atomic ABI variant": "attention_backward_of32",
+}
 
 
 @dataclass(frozen=True)
@@ -176,12 +182,13 @@ ROWS = [
     ),
     *(
         Row(
-            f"attention backward, streaming, seq {seq}, O-bound ABI variant",
-            ("attention_backward_o",),
+            f"attention backward, streaming, seq {seq}, {what}",
+            (kernel,),
             ATTN | {"seq": seq},
             "attn_bwd",
             seed="attention_backward",
         )
+        for what, kernel in ATTN_VARIANTS.items()
         for seq in ATTN_SEQS[1:]
     ),
 ]
@@ -454,6 +461,23 @@ class Result:
         }
 
 
+def row_session(row: Row, session: Session, variants: Session | None) -> Session:
+    """The session whose corpus holds the row's kernels: `variants` (benchmarks/abi_variants/)
+    for a variant row."""
+    if row.seed is None:
+        return session
+    if variants is None:
+        raise ValueError(f"{row.label}: a variant row needs the abi_variants session")
+    return variants
+
+
+def missing_features(row: Row, session: Session, variants: Session | None) -> list[str]:
+    """The device features the row's kernels need that the adapter lacks (the f32-atomic
+    variant's shader-float32-atomic, say): such a row is skipped, not a crash mid-run."""
+    own = row_session(row, session, variants)
+    return list(dict.fromkeys(f for k in row.kernels for f in own.missing_features(own.kernel(k))))
+
+
 def measure(
     session: Session,
     row: Row,
@@ -466,11 +490,7 @@ def measure(
     """Time one row: ours (summed over its kernels), its torch peers and the copy roofline.
     `variants` is the session of benchmarks/abi_variants/ for a variant row."""
     ours, nbytes, flops, checked, first, parts, methods = 0.0, 0, 0, [], None, {}, {}
-    own = session
-    if row.seed is not None:
-        if variants is None:
-            raise ValueError(f"{row.label}: a variant row needs the abi_variants session")
-        own = variants
+    own = row_session(row, session, variants)
     for name in row.kernels:
         case = own.case(name, dims=row.dims)
         first = first or case
@@ -575,6 +595,11 @@ def markdown(results: list[Result], header: dict[str, str]) -> str:
         "binding, the forward's O, so D = rowsum(dO * O) replaces the seed kernel's first pass "
         "over the keys (benchmarks/abi_variants/attention_o.wgsl, checked against the float64 "
         "reference with that D); no targets",
+        '- rows marked "O-bound f32-atomic ABI variant": the O-bound variant with dK and dV bound '
+        "as `array<atomic<f32>>` and added with one native `atomicAdd` per element instead of a "
+        "compare-and-swap loop on the seed's `array<atomic<u32>>` (device feature "
+        "shader-float32-atomic; benchmarks/abi_variants/attention_o_f32.wgsl, the same reference); "
+        "no targets",
         "",
         "| kernel | sizes | ours ms | GB/s | GFLOP/s | copy ms | % of copy | WGSL copy ms | "
         "% of WGSL copy | eager ms | vs eager | compile ms | vs compile | targets |",
@@ -703,6 +728,10 @@ def main() -> int:
     print(hdr)
     results = []
     for row in rows:
+        missing = missing_features(row, session, variants)
+        if missing:
+            print(f"{row.label}: skipped: needs {', '.join(missing)}", file=sys.stderr, flush=True)
+            continue
         res = measure(session, row, torch, peers, args.reps, args.check, variants)
         results.append(res)
         gbs = res.nbytes / res.ours_ms / 1e6

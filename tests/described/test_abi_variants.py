@@ -6,17 +6,23 @@ cannot hold is refused with the reason."""
 from __future__ import annotations
 
 import dataclasses
+import re
 import shutil
 from pathlib import Path
 
 import pytest
 
-from benchmarks.bench_kernels import ROWS, measure
+from benchmarks.bench_kernels import ROWS, Row, measure, missing_features
+from workbench.gpu.adapters import list_adapters
 from workbench.session import Session
 from workbench.wgsl.corpus import load_corpus
 
 VARIANTS = Path(__file__).resolve().parents[2] / "benchmarks" / "abi_variants"
-SMALL = {"swiglu_combine": {"seq": 3, "d_ff": 20}, "rope_k": {"seq": 5}}
+SMALL = {
+    "swiglu_combine": {"seq": 3, "d_ff": 20},
+    "rope_k": {"seq": 5},
+    "attention_backward": {"seq": 77, "n_heads": 6, "n_kv_heads": 2, "head_dim": 64},
+}
 
 # Odd sizes: 7 x 12 floats are 21 vec4s (one partial workgroup); RoPE at 7 tokens of 3 heads of
 # 8 and a position offset, so angles are not all zero.
@@ -29,6 +35,7 @@ ODD = {
     # 77 queries: a second, partial tile of 64, the last key tile partial too, and a GQA group
     # of three query heads per kv head.
     "attention_backward_o": ("seq=77", "n_heads=6", "n_kv_heads=2"),
+    "attention_backward_of32": ("seq=77", "n_heads=6", "n_kv_heads=2"),
 }
 
 
@@ -57,6 +64,12 @@ def test_variant_passes_check_at_odd_sizes(kernel: str, cli) -> None:
             "attention_backward_o",
             "big_d = big_d + dO[q_base + d] * O[q_base + d];",
             "big_d = big_d + dO[q_base + d] * O[q_base + (d + 1u) % hd];",
+        ),
+        (
+            "attention_o_f32.wgsl",
+            "attention_backward_of32",
+            "atomicAdd(&dV[i1.z], v1.z);",
+            "atomicAdd(&dV[i1.z], v1.y);",
         ),
         (
             "ffn_vec4.wgsl",
@@ -95,10 +108,71 @@ def test_the_benchmark_times_each_variant_over_its_seed_kernels_bytes() -> None:
     described = {k.name for k in variants.corpus.kernels}
     assert {r.seed for r in rows} >= {"swiglu_combine", "rope_k"}
     assert all(set(r.kernels) <= described for r in rows)
-    for row in (r for r in rows if r.seed in SMALL):
+    # One row per variant kernel (the attention variants have a row per sequence length).
+    for row in {r.kernels: r for r in rows if r.seed in SMALL}.values():
         assert row.seed is not None
         small = dataclasses.replace(row, dims=SMALL[row.seed])
         res = measure(session, small, None, {}, reps=2, check=True, variants=variants)
-        assert res.checked == f"{row.seed}_vec4: ok"
+        assert res.checked == f"{row.kernels[0]}: ok"
         seed_cost = session.case(row.seed, dims=SMALL[row.seed]).cost
         assert seed_cost is not None and res.nbytes == seed_cost.bytes > 0
+
+
+def test_the_f32_atomic_variant_rows_sit_beside_the_o_bound_ones() -> None:
+    def rows_of(kernel: str) -> list[Row]:
+        return [r for r in ROWS if r.kernels == (kernel,)]
+
+    o, f32 = rows_of("attention_backward_o"), rows_of("attention_backward_of32")
+    assert [r.dims["seq"] for r in f32] == [r.dims["seq"] for r in o] == [2048, 8192, 16384]
+    assert [r.label for r in f32] == [
+        f"attention backward, streaming, seq {r.dims['seq']}, O-bound f32-atomic ABI variant"
+        for r in o
+    ]
+    assert all(
+        (a.peer, a.seed, a.dims) == (b.peer, b.seed, b.dims) for a, b in zip(o, f32, strict=True)
+    )
+
+
+def test_the_f32_atomic_variant_is_skipped_where_the_adapter_lacks_the_feature() -> None:
+    if not any(a.backend == "OpenGL" for a in list_adapters()):
+        pytest.skip("no OpenGL adapter on this machine")
+    gl = Session.open(adapter="gl")
+    assert "shader-float32-atomic" not in gl.adapter.features
+    variants = Session(load_corpus(VARIANTS), gl.gpu)
+    f32_row = next(r for r in ROWS if r.kernels == ("attention_backward_of32",))
+    o_row = next(r for r in ROWS if r.kernels == ("attention_backward_o",))
+    assert missing_features(f32_row, gl, variants) == ["shader-float32-atomic"]
+    assert missing_features(o_row, gl, variants) == []
+
+
+# What attention_o_f32.wgsl changes in attention_o.wgsl besides its header and its dK/dV adds
+# (the list its header gives): everything else must stay the same text.
+O_TO_F32 = (
+    ("// --- KERNEL: attention_backward_o ---", "// --- KERNEL: attention_backward_of32 ---"),
+    ("dK: array<atomic<u32>>;", "dK: array<atomic<f32>>;"),
+    ("dV: array<atomic<u32>>;", "dV: array<atomic<f32>>;"),
+    ("fn attention_backward_o(", "fn attention_backward_of32("),
+)
+
+
+def _without_header_and_adds(text: str) -> str:
+    """The text after the header comment (up to the first blank line) and before the dK/dV adds,
+    less the compare-and-swap adds' nonzero4."""
+    body = text[text.index("\n\n") + 2 : text.index("// Adds v_k to the lanes of key j + k")]
+    return re.sub(r"// Not \+0 or -0.*?\n}\n\n", "", body, count=1, flags=re.S)
+
+
+def test_the_f32_atomic_variant_differs_from_attention_o_only_where_its_header_says() -> None:
+    o = _without_header_and_adds((VARIANTS / "attention_o.wgsl").read_text())
+    f32 = _without_header_and_adds((VARIANTS / "attention_o_f32.wgsl").read_text())
+    assert "fn nonzero4(" not in o
+    for old, new in O_TO_F32:
+        assert o.count(old) == 1 and f32.count(new) == 1, old
+        o = o.replace(old, new)
+    assert o == f32, "attention_o_f32.wgsl drifted from attention_o.wgsl: copy the change over"
+
+
+def test_only_the_f32_atomic_variant_needs_float_atomics() -> None:
+    corpus = load_corpus(VARIANTS)
+    assert corpus.find("attention_backward_of32").features == ("shader-float32-atomic",)
+    assert corpus.find("attention_backward_o").features == ()
