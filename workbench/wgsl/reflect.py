@@ -14,8 +14,8 @@ grid folded into 2-D), the features what it reaches needs, and which `array<atom
 bindings it reads as f32 bits (`bitcast<f32>(atomicLoad(...))`, the CAS float-add pattern).
 The types a module writes are needs of all its entry points, since the compiler validates every
 type of a module: f16 needs `shader-f16`, and `atomic<f32>` (native float atomics: atomicAdd,
-atomicSub, atomicExchange, load and store, in storage only) `shader-float32-atomic`, which has no
-`enable` (naga 0.32 refuses any: "unknown enable-extension").
+atomicSub, atomicExchange, load and store, in storage only) `shader-float32-atomic`, which needs
+no `enable` (measured on lavapipe with wgpu 0.32's naga).
 
 An `enable` the host does not manage (anything but `f16` and `subgroups`) is a feature every
 entry point of the module needs, named as written, so a kernel that enables an extension the
