@@ -1,28 +1,34 @@
-// Changed-ABI variant of the seed's streaming attention backward (attention_backward,
-// workbench/shaders/10_backward_attention.wgsl): the same bindings 0-10 plus binding 11, the
-// forward's output O (storage, read). With O bound, D = sum_j P dP of each query row is
-// rowsum(dO * O), a dot product of one row, instead of a first pass over every visible key (the
-// seed ABI has no O and no scratch for D, so the shipped kernel walks the keys twice). The
-// kernel is otherwise the shipped one, copied (a corpus cannot take code from outside its
-// folder). Not shipped: benchmarks/bench_kernels.py times it beside the seed-ABI kernel, to show
-// what the changed ABI buys (issue 30's rule for a target out of reach with the seed ABI).
+// Changed-ABI variants of the seed's streaming attention backward (attention_backward,
+// workbench/shaders/10_backward_attention.wgsl), not shipped: benchmarks/bench_kernels.py times
+// them beside the seed-ABI kernel, to show what a changed ABI buys (issue 30's rule for a
+// target out of reach with the seed ABI).
+//
+// - attention_backward_o: the seed's bindings 0-10 plus binding 11, the forward's output O. With
+//   O bound, D = sum_j P dP of each query row is rowsum(dO * O), a dot product of one row,
+//   instead of a first pass over every visible key (the seed ABI has no O and no scratch for D,
+//   so the shipped kernel walks the keys twice).
+// - attention_backward_of32: the same, with dK and dV bound as array<atomic<f32>> and added by
+//   one native atomicAdd per element instead of a compare-and-swap loop on the f32 bits. It
+//   needs the device feature shader-float32-atomic (storage atomics only; no `enable`).
+//
+// The text before the first kernel marker is both kernels' preamble: the shipped kernel's pass
+// B, copied (a corpus cannot take code from outside its folder), as the function `backward`,
+// which each kernel's entry point calls; each kernel declares dK and dV and their adds.
 
 const MAX_HEAD_DIM: u32 = 256u;
 const DIM_CHUNK: u32 = 64u;
 const CHUNK4: u32 = 16u;
 
-// --- KERNEL: attention_backward_o ---
 @group(0) @binding(0) var<storage, read> Q: array<f32>;
 @group(0) @binding(1) var<storage, read> K: array<f32>;
 @group(0) @binding(2) var<storage, read> V: array<f32>;
 @group(0) @binding(3) var<storage, read> dO: array<f32>;
 @group(0) @binding(4) var<storage, read> LSE: array<f32>;
 @group(0) @binding(5) var<storage, read_write> dQ: array<f32>;
-@group(0) @binding(6) var<storage, read_write> dK: array<atomic<u32>>;
-@group(0) @binding(7) var<storage, read_write> dV: array<atomic<u32>>;
 @group(0) @binding(8) var<uniform> dims: vec4<u32>;
 @group(0) @binding(9) var<uniform> params: vec4<f32>;
 @group(0) @binding(10) var<storage, read> seg: array<u32>;
+
 // The changed ABI: the forward's output, so that D = rowsum(dO * O) needs no pass over the keys.
 @group(0) @binding(11) var<storage, read> O: array<f32>;
 
@@ -30,14 +36,14 @@ const CHUNK4: u32 = 16u;
 const ROWS_PER_WORKGROUP: u32 = 64u;
 const TILE_KEYS: u32 = 32u;
 
-// K and V of a tile of keys, one chunk of DIM_CHUNK dims: key k's vec4 c (dims c, c + 16,
-// c + 32, c + 48 of the chunk) sits at k * 16 + (c ^ swz(k)). The swizzle puts the four keys
-// one load of the score loop reads (8 g + i for g = 0..3) on distinct banks without padding:
-// the four arrays fill the 32 KiB a CPU adapter allows.
-var<workgroup> sh_k: array<vec4<f32>, 512>;
-var<workgroup> sh_v: array<vec4<f32>, 512>;
-// P and dS of the tile: row r's keys 4 i .. 4 i + 3 in vec4 r * 8 + i. sh_ds first carries the
-// partial sums of D.
+// K (from 0) and V (from KV_V) of a tile of keys, one chunk of DIM_CHUNK dims: key k's vec4 c
+// (dims c, c + 16, c + 32, c + 48 of the chunk) sits at k * 16 + (c ^ swz(k)). The swizzle puts
+// the four keys one load of the score loop reads (8 g + i for g = 0..3) on distinct banks
+// without padding: the three arrays fill the 32 KiB a CPU adapter allows.
+const KV_V: u32 = 512u;
+var<workgroup> sh_kv: array<vec4<f32>, 1024>;
+// P and dS of the tile: row r's keys 4 i .. 4 i + 3 in vec4 r * 8 + i. sh_ds holds dP between
+// the scores and dS, and first carries the partial sums of D.
 var<workgroup> sh_p: array<vec4<f32>, 512>;
 var<workgroup> sh_ds: array<vec4<f32>, 512>;
 
@@ -71,79 +77,155 @@ fn v4(base: u32, d: u32, hd: u32) -> vec4<f32> {
     return select(vec4<f32>(0.0), v, d + vec4<u32>(0u, 16u, 32u, 48u) < vec4<u32>(hd));
 }
 
-// K and V of keys kt .. kt + 31 (clamped into the sequence), dims c0 .. c0 + 63 of kv head kvh,
-// into sh_k and sh_v. The leading barrier keeps every earlier read of the four arrays first.
-fn load_kv(kt: u32, c0: u32, kvh: u32, lid: u32) {
-    let hd = dims.w;
-    workgroupBarrier();
+// K or V of key kt + k (clamped into the sequence), the vec4 of chunk dims d, d + 16, d + 32,
+// d + 48 of kv head kvh.
+fn fetch_k(kt: u32, k: u32, kvh: u32, d: u32) -> vec4<f32> {
+    return k4((min(kt + k, dims.x - 1u) * dims.z + kvh) * dims.w, d, dims.w);
+}
+
+fn fetch_v(kt: u32, k: u32, kvh: u32, d: u32) -> vec4<f32> {
+    return v4((min(kt + k, dims.x - 1u) * dims.z + kvh) * dims.w, d, dims.w);
+}
+
+// This invocation's share of a tile into sh_kv: keys lid / 16 (ka, va) and
+// lid / 16 + 16 (kb, vb), vec4 lid % 16 of the chunk. The caller holds the barriers.
+fn store_kv(lid: u32, ka: vec4<f32>, va: vec4<f32>, kb: vec4<f32>, vb: vec4<f32>) {
     let c = lid % 16u;
-    for (var half = 0u; half < 2u; half = half + 1u) {
-        let k = lid / 16u + 16u * half;
-        let base = (min(kt + k, dims.x - 1u) * dims.z + kvh) * hd;
-        sh_k[k * 16u + (c ^ swz(k))] = k4(base, c0 + c, hd);
-        sh_v[k * 16u + (c ^ swz(k))] = v4(base, c0 + c, hd);
-    }
+    let a = lid / 16u;
+    let b = a + 16u;
+    sh_kv[a * 16u + (c ^ swz(a))] = ka;
+    sh_kv[KV_V + a * 16u + (c ^ swz(a))] = va;
+    sh_kv[b * 16u + (c ^ swz(b))] = kb;
+    sh_kv[KV_V + b * 16u + (c ^ swz(b))] = vb;
+}
+
+// K and V of keys kt .. kt + 31, dims c0 .. c0 + 63 of kv head kvh, into sh_kv. The leading
+// barrier keeps every earlier read of the three arrays first.
+fn load_kv(kt: u32, c0: u32, kvh: u32, lid: u32) {
+    workgroupBarrier();
+    let d = c0 + lid % 16u;
+    let a = lid / 16u;
+    store_kv(lid, fetch_k(kt, a, kvh, d), fetch_v(kt, a, kvh, d), fetch_k(kt, a + 16u, kvh, d),
+        fetch_v(kt, a + 16u, kvh, d));
     workgroupBarrier();
 }
 
-// Q.K and dO.V of one query row against keys 8 g .. 8 g + 7 of the tile (a: the first four).
+// One matrix's scores of an invocation's two query rows against keys 8 g .. 8 g + 7 of the
+// tile: Q.K (the invocation's rows are Q rows) or dO.V (dO rows). a: the first four keys.
 struct Scores {
-    sa: vec4<f32>,
-    sb: vec4<f32>,
-    pa: vec4<f32>,
-    pb: vec4<f32>,
+    a0: vec4<f32>,
+    b0: vec4<f32>,
+    a1: vec4<f32>,
+    b1: vec4<f32>,
 }
 
-// One vec4 of dims of Q and dO against keys 8 g .. 8 g + 7 (their vec4s at k + 16 i).
-fn score_step(r: Scores, qv: vec4<f32>, ov: vec4<f32>, k: u32) -> Scores {
-    var o = r;
-    o.sa.x = o.sa.x + dot(qv, sh_k[k]);
-    o.sa.y = o.sa.y + dot(qv, sh_k[k + 16u]);
-    o.sa.z = o.sa.z + dot(qv, sh_k[k + 32u]);
-    o.sa.w = o.sa.w + dot(qv, sh_k[k + 48u]);
-    o.sb.x = o.sb.x + dot(qv, sh_k[k + 64u]);
-    o.sb.y = o.sb.y + dot(qv, sh_k[k + 80u]);
-    o.sb.z = o.sb.z + dot(qv, sh_k[k + 96u]);
-    o.sb.w = o.sb.w + dot(qv, sh_k[k + 112u]);
-    o.pa.x = o.pa.x + dot(ov, sh_v[k]);
-    o.pa.y = o.pa.y + dot(ov, sh_v[k + 16u]);
-    o.pa.z = o.pa.z + dot(ov, sh_v[k + 32u]);
-    o.pa.w = o.pa.w + dot(ov, sh_v[k + 48u]);
-    o.pb.x = o.pb.x + dot(ov, sh_v[k + 64u]);
-    o.pb.y = o.pb.y + dot(ov, sh_v[k + 80u]);
-    o.pb.z = o.pb.z + dot(ov, sh_v[k + 96u]);
-    o.pb.w = o.pb.w + dot(ov, sh_v[k + 112u]);
-    return o;
+// One vec4 of dims of both rows (x0, x1) against keys 8 g .. 8 g + 7 of K or V (their vec4s at
+// k + 16 i): the eight loads are issued first, and each feeds both rows.
+fn score_step(r: Scores, x0: vec4<f32>, x1: vec4<f32>, k: u32) -> Scores {
+    let m0 = sh_kv[k];
+    let m1 = sh_kv[k + 16u];
+    let m2 = sh_kv[k + 32u];
+    let m3 = sh_kv[k + 48u];
+    let m4 = sh_kv[k + 64u];
+    let m5 = sh_kv[k + 80u];
+    let m6 = sh_kv[k + 96u];
+    let m7 = sh_kv[k + 112u];
+    return Scores(
+        r.a0 + vec4<f32>(dot(x0, m0), dot(x0, m1), dot(x0, m2), dot(x0, m3)),
+        r.b0 + vec4<f32>(dot(x0, m4), dot(x0, m5), dot(x0, m6), dot(x0, m7)),
+        r.a1 + vec4<f32>(dot(x1, m0), dot(x1, m1), dot(x1, m2), dot(x1, m3)),
+        r.b1 + vec4<f32>(dot(x1, m4), dot(x1, m5), dot(x1, m6), dot(x1, m7)),
+    );
 }
 
-// This invocation's Q and dO rows (score role) when head_dim <= DIM_CHUNK: loaded once, used by
-// every key tile of both passes, so the score loop reads only workgroup memory.
-var<private> q_row: array<vec4<f32>, 16>;
-var<private> o_row: array<vec4<f32>, 16>;
+// This invocation's two rows (score role) when head_dim <= DIM_CHUNK, Q rows in half 0 and dO
+// rows in half 1: loaded once, used by every key tile of both passes, so the score loop reads
+// only workgroup memory.
+var<private> x_row0: array<vec4<f32>, 16>;
+var<private> x_row1: array<vec4<f32>, 16>;
 
-// The scores of query row q_base against keys kt + 8 g + i, over every chunk of head_dim: Q and
-// dO from q_row / o_row, or (head_dim > DIM_CHUNK) from global memory through the cache. Leaves
-// the last chunk of K and V in sh_k and sh_v.
-fn scores(kt: u32, kvh: u32, q_base: u32, g: u32, lid: u32) -> Scores {
+// Q (half 0) or dO (half 1): the elements d, d + 16, d + 32, d + 48 of the row at `base`.
+fn xr4(half: u32, base: u32, d: u32, hd: u32) -> vec4<f32> {
+    if (half == 0u) {
+        return q4(base, d, hd);
+    }
+    return do4(base, d, hd);
+}
+
+// The scores of the rows at b0 and b1 against keys kt + 8 g + i, over every chunk of head_dim:
+// the rows from x_row0 / x_row1, or (head_dim > DIM_CHUNK) from global memory through the
+// cache. Leaves the last chunk of K and V in sh_kv.
+fn scores(kt: u32, kvh: u32, b0: u32, b1: u32, g: u32, half: u32, lid: u32) -> Scores {
     let hd = dims.w;
-    var r = Scores(vec4<f32>(0.0), vec4<f32>(0.0), vec4<f32>(0.0), vec4<f32>(0.0));
-    let k0 = 8u * g * 16u;
     if (hd <= DIM_CHUNK) {
         load_kv(kt, 0u, kvh, lid);
-        for (var c = 0u; c < CHUNK4; c = c + 1u) {
-            r = score_step(r, q_row[c], o_row[c], k0 + (c ^ g));
-        }
-        return r;
+        return scores_held(g, half);
     }
+    var r = Scores(vec4<f32>(0.0), vec4<f32>(0.0), vec4<f32>(0.0), vec4<f32>(0.0));
+    let k0 = half * KV_V + 128u * g;
     for (var c0 = 0u; c0 < hd; c0 = c0 + DIM_CHUNK) {
         load_kv(kt, c0, kvh, lid);
         for (var c = 0u; c < CHUNK4; c = c + 1u) {
-            let qv = q4(q_base, c0 + c, hd);
-            let ov = do4(q_base, c0 + c, hd);
-            r = score_step(r, qv, ov, k0 + (c ^ g));
+            r = score_step(r, xr4(half, b0, c0 + c, hd), xr4(half, b1, c0 + c, hd), k0 + (c ^ g));
         }
     }
     return r;
+}
+
+// The scores of the rows in x_row0 / x_row1 against keys 8 g .. 8 g + 7 of the tile in sh_kv
+// (K in half 0, V in half 1).
+fn scores_held(g: u32, half: u32) -> Scores {
+    var sc = Scores(vec4<f32>(0.0), vec4<f32>(0.0), vec4<f32>(0.0), vec4<f32>(0.0));
+    let k0 = half * KV_V + 128u * g;
+    for (var c = 0u; c < CHUNK4; c = c + 1u) {
+        sc = score_step(sc, x_row0[c], x_row1[c], k0 + (c ^ g));
+    }
+    return sc;
+}
+
+// The tile's scores into workgroup memory, rows rp and rp + 32 (tile rows), keys 8 g .. 8 g + 7:
+// half 0 writes P (exactly 0 where hidden), half 1 dP. The caller holds the barriers.
+fn store_scores(sc: Scores, half: u32, rp: u32, g: u32, j0: u32, rows: ScoreRows) {
+    let i0 = rp * 8u + 2u * g;
+    let i1 = i0 + 256u;
+    if (half == 0u) {
+        let scale = params.x;
+        sh_p[i0] = select(vec4<f32>(0.0), exp(sc.a0 * scale - rows.lse0),
+            visible4(j0, rows.lo0, rows.s0, rows.live0));
+        sh_p[i0 + 1u] = select(vec4<f32>(0.0), exp(sc.b0 * scale - rows.lse0),
+            visible4(j0 + 4u, rows.lo0, rows.s0, rows.live0));
+        sh_p[i1] = select(vec4<f32>(0.0), exp(sc.a1 * scale - rows.lse1),
+            visible4(j0, rows.lo1, rows.s1, rows.live1));
+        sh_p[i1 + 1u] = select(vec4<f32>(0.0), exp(sc.b1 * scale - rows.lse1),
+            visible4(j0 + 4u, rows.lo1, rows.s1, rows.live1));
+    } else {
+        sh_ds[i0] = sc.a0;
+        sh_ds[i0 + 1u] = sc.b0;
+        sh_ds[i1] = sc.a1;
+        sh_ds[i1 + 1u] = sc.b1;
+    }
+}
+
+// What the P of an invocation's two score rows needs: the query, its first visible key, its LSE
+// and whether it is inside the sequence.
+struct ScoreRows {
+    s0: u32,
+    lo0: u32,
+    lse0: f32,
+    live0: bool,
+    s1: u32,
+    lo1: u32,
+    lse1: f32,
+    live1: bool,
+}
+
+// dS = scale P (dP - D) in place of dP at i8 (keys j0 .. j0 + 7 of query s), exactly 0 where
+// hidden.
+fn ds_terms(i8: u32, j0: u32, lo: u32, s: u32, live: bool, scale: f32, big_d: f32) {
+    let va = visible4(j0, lo, s, live);
+    let vb = visible4(j0 + 4u, lo, s, live);
+    sh_ds[i8] = select(vec4<f32>(0.0), scale * sh_p[i8] * (sh_ds[i8] - big_d), va);
+    sh_ds[i8 + 1u] = select(vec4<f32>(0.0), scale * sh_p[i8 + 1u] * (sh_ds[i8 + 1u] - big_d), vb);
 }
 
 // Which of the four keys j0 .. j0 + 3 query s (first visible key lo) sees.
@@ -228,11 +310,7 @@ fn add_rows8(acc: Acc4, w: Rows8, x: Rows8, full: bool, j: u32, sr: vec4<u32>, s
 // head_dim > DIM_CHUNK repeats pass B once per chunk of output dims (the scores over every
 // chunk are recomputed): rare, correct. Every product of a hidden pair is selected away, so a
 // NaN or Inf reaches exactly the gradients of the pairs that see it.
-@compute @workgroup_size(256)
-fn attention_backward_o(
-    @builtin(workgroup_id) wid: vec3<u32>,
-    @builtin(local_invocation_index) lid: u32,
-) {
+fn backward(wid: vec3<u32>, lid: u32) {
     let seq_len = dims.x;
     let n_heads = dims.y;
     let n_kv = dims.z;
@@ -258,32 +336,43 @@ fn attention_backward_o(
     }
     let all_rows = q0 + ROWS_PER_WORKGROUP <= seq_len;
 
-    // Score role: row lid / 4, keys 8 g .. 8 g + 7 of each tile.
+    // Score role: half 0 scores Q.K, half 1 dO.V, of rows rp and rp + 32 against keys 8 g ..
+    // 8 g + 7 of each tile (each K or V load feeds both rows).
     let g = lid % 4u;
+    let half = lid / 128u;
+    let rp = (lid % 128u) / 4u;
+    let s0 = q0 + rp;
+    let s1 = s0 + 32u;
+    let sq0 = min(s0, q_last);
+    let sq1 = min(s1, q_last);
+    let rows = ScoreRows(s0, min(seg[sq0], sq0), LSE[sq0 * n_heads + h], s0 < seq_len,
+        s1, min(seg[sq1], sq1), LSE[sq1 * n_heads + h], s1 < seq_len);
+    let b0 = (sq0 * n_heads + h) * hd;
+    let b1 = (sq1 * n_heads + h) * hd;
+    if (hd <= DIM_CHUNK) {
+        for (var c = 0u; c < CHUNK4; c = c + 1u) {
+            x_row0[c] = xr4(half, b0, c, hd);
+            x_row1[c] = xr4(half, b1, c, hd);
+        }
+    }
+    // Row role (D and dS): row lid / 4, keys 8 g .. 8 g + 7, its P and dP at i8 = 2 lid.
     let s = q0 + lid / 4u;
     let live = s < seq_len;
     let sq = min(s, q_last);
     let lo = min(seg[sq], sq);
-    let lse = LSE[sq * n_heads + h];
-    let q_base = (sq * n_heads + h) * hd;
-    if (hd <= DIM_CHUNK) {
-        for (var c = 0u; c < CHUNK4; c = c + 1u) {
-            q_row[c] = q4(q_base, c, hd);
-            o_row[c] = do4(q_base, c, hd);
-        }
-    }
+    let i8 = 2u * lid;
 
-    // D = dO . O of this invocation's query (FlashAttention-2's form): no pass A.
+    // D = dO . O of the row role's query (FlashAttention-2's form): no pass A.
+    let o_base = (sq * n_heads + h) * hd;
     var big_d = 0.0;
     for (var d = 0u; d < hd; d = d + 1u) {
-        big_d = big_d + dO[q_base + d] * O[q_base + d];
+        big_d = big_d + dO[o_base + d] * O[o_base + d];
     }
 
     // dQ role: rows lid / 16 + 16 m (m = 0..3), vec4 c of a chunk.
     let c = lid % 16u;
     let rq = lid / 16u;
     // dK/dV role: dK (half 0) or dV (half 1) of keys 4 kq .. 4 kq + 3, vec4 c, over every row.
-    let half = lid / 128u;
     let kq = (lid % 128u) / 16u;
     let rs = q0 + rq + vec4<u32>(0u, 16u, 32u, 48u);
     let rlo = min(vec4<u32>(seg[min(rs.x, q_last)], seg[min(rs.y, q_last)],
@@ -303,18 +392,11 @@ fn attention_backward_o(
         var dq3 = vec4<f32>(0.0);
         for (var m = 0u; m < n_kt; m = m + 1u) {
             let kt = k_lo + ((n_kt - 1u - m + n_kt - rot) % n_kt) * TILE_KEYS;
-            // (1) P and dS of this tile.
-            let sc = scores(kt, kvh, q_base, g, lid);
+            // (1) P and dP of this tile, then dS in place of dP.
             let j0 = kt + 8u * g;
-            let va = visible4(j0, lo, s, live);
-            let vb = visible4(j0 + 4u, lo, s, live);
-            let pa = select(vec4<f32>(0.0), exp(sc.sa * scale - lse), va);
-            let pb = select(vec4<f32>(0.0), exp(sc.sb * scale - lse), vb);
-            let r8 = (lid / 4u) * 8u + 2u * g;
-            sh_p[r8] = pa;
-            sh_p[r8 + 1u] = pb;
-            sh_ds[r8] = select(vec4<f32>(0.0), scale * pa * (sc.pa - big_d), va);
-            sh_ds[r8 + 1u] = select(vec4<f32>(0.0), scale * pb * (sc.pb - big_d), vb);
+            store_scores(scores(kt, kvh, b0, b1, g, half, lid), half, rp, g, j0, rows);
+            workgroupBarrier();
+            ds_terms(i8, j0, lo, s, live, scale, big_d);
             if (hd > DIM_CHUNK) {
                 // The scores left the last chunk of K: this pass needs chunk c0.
                 load_kv(kt, c0, kvh, lid);
@@ -326,10 +408,10 @@ fn attention_backward_o(
             // (2) dQ += dS K, four keys at a time.
             for (var t = 0u; t < TILE_KEYS; t = t + 4u) {
                 let x = c ^ swz(t);
-                let ka = sh_k[t * 16u + x];
-                let kb = sh_k[(t + 1u) * 16u + x];
-                let kc = sh_k[(t + 2u) * 16u + x];
-                let kd = sh_k[(t + 3u) * 16u + x];
+                let ka = sh_kv[t * 16u + x];
+                let kb = sh_kv[(t + 1u) * 16u + x];
+                let kc = sh_kv[(t + 2u) * 16u + x];
+                let kd = sh_kv[(t + 3u) * 16u + x];
                 let d0 = sh_ds[rq * 8u + t / 4u];
                 let d1 = sh_ds[(rq + 16u) * 8u + t / 4u];
                 let d2 = sh_ds[(rq + 32u) * 8u + t / 4u];
@@ -439,14 +521,26 @@ fn lanes(j: u32, kvh: u32, d: u32) -> vec4<u32> {
     return vec4<u32>((j * dims.z + kvh) * dims.w + d) + vec4<u32>(0u, 16u, 32u, 48u);
 }
 
-// Not +0 or -0, from the bits: `v != 0.0` may compile to an ordered compare, false for NaN.
-fn nonzero4(v: vec4<f32>) -> vec4<bool> {
-    return (bitcast<vec4<u32>>(v) & vec4<u32>(0x7fffffffu)) != vec4<u32>(0u);
-}
-
 fn lanes_ok(j: u32, d: u32) -> vec4<bool> {
     let dd = vec4<u32>(d) + vec4<u32>(0u, 16u, 32u, 48u);
     return (dd < vec4<u32>(dims.w)) & vec4<bool>(j < dims.x);
+}
+
+// --- KERNEL: attention_backward_o ---
+@group(0) @binding(6) var<storage, read_write> dK: array<atomic<u32>>;
+@group(0) @binding(7) var<storage, read_write> dV: array<atomic<u32>>;
+
+@compute @workgroup_size(256)
+fn attention_backward_o(
+    @builtin(workgroup_id) wid: vec3<u32>,
+    @builtin(local_invocation_index) lid: u32,
+) {
+    backward(wid, lid);
+}
+
+// Not +0 or -0, from the bits: `v != 0.0` may compile to an ordered compare, false for NaN.
+fn nonzero4(v: vec4<f32>) -> vec4<bool> {
+    return (bitcast<vec4<u32>>(v) & vec4<u32>(0x7fffffffu)) != vec4<u32>(0u);
 }
 
 // Adds v_k to the lanes of key j + k (k = 0..3) of dK, as f32 compare-and-swap on the bits. The
@@ -711,4 +805,92 @@ fn add_keys_dv(
             o3.w = r.old_value;
         }
     }
+}
+
+// --- KERNEL: attention_backward_of32 ---
+@group(0) @binding(6) var<storage, read_write> dK: array<atomic<f32>>;
+@group(0) @binding(7) var<storage, read_write> dV: array<atomic<f32>>;
+
+@compute @workgroup_size(256)
+fn attention_backward_of32(
+    @builtin(workgroup_id) wid: vec3<u32>,
+    @builtin(local_invocation_index) lid: u32,
+) {
+    backward(wid, lid);
+}
+
+// Adds v_k to the lanes of key j + k (k = 0..3) of dK that exist: one native f32 atomicAdd
+// per lane, its result unused, so the compiler may issue a reduction that waits for no reply
+// (the compare-and-swap loop waits out a round trip per try). Zeros are added too: x + 0 is x
+// except for x = -0, which becomes +0, and a dK that starts at zeros (+0) never holds -0, since
+// +0 + -0 is +0; a NaN or Inf is added as attention_o.wgsl adds it.
+fn add_keys_dk(
+    j: u32,
+    kvh: u32,
+    d: u32,
+    v0: vec4<f32>,
+    v1: vec4<f32>,
+    v2: vec4<f32>,
+    v3: vec4<f32>,
+) {
+    let t0 = lanes_ok(j + 0u, d);
+    let t1 = lanes_ok(j + 1u, d);
+    let t2 = lanes_ok(j + 2u, d);
+    let t3 = lanes_ok(j + 3u, d);
+    let i0 = lanes(j + 0u, kvh, d);
+    let i1 = lanes(j + 1u, kvh, d);
+    let i2 = lanes(j + 2u, kvh, d);
+    let i3 = lanes(j + 3u, kvh, d);
+    if (t0.x) { atomicAdd(&dK[i0.x], v0.x); }
+    if (t0.y) { atomicAdd(&dK[i0.y], v0.y); }
+    if (t0.z) { atomicAdd(&dK[i0.z], v0.z); }
+    if (t0.w) { atomicAdd(&dK[i0.w], v0.w); }
+    if (t1.x) { atomicAdd(&dK[i1.x], v1.x); }
+    if (t1.y) { atomicAdd(&dK[i1.y], v1.y); }
+    if (t1.z) { atomicAdd(&dK[i1.z], v1.z); }
+    if (t1.w) { atomicAdd(&dK[i1.w], v1.w); }
+    if (t2.x) { atomicAdd(&dK[i2.x], v2.x); }
+    if (t2.y) { atomicAdd(&dK[i2.y], v2.y); }
+    if (t2.z) { atomicAdd(&dK[i2.z], v2.z); }
+    if (t2.w) { atomicAdd(&dK[i2.w], v2.w); }
+    if (t3.x) { atomicAdd(&dK[i3.x], v3.x); }
+    if (t3.y) { atomicAdd(&dK[i3.y], v3.y); }
+    if (t3.z) { atomicAdd(&dK[i3.z], v3.z); }
+    if (t3.w) { atomicAdd(&dK[i3.w], v3.w); }
+}
+
+// add_keys_dk for dV.
+fn add_keys_dv(
+    j: u32,
+    kvh: u32,
+    d: u32,
+    v0: vec4<f32>,
+    v1: vec4<f32>,
+    v2: vec4<f32>,
+    v3: vec4<f32>,
+) {
+    let t0 = lanes_ok(j + 0u, d);
+    let t1 = lanes_ok(j + 1u, d);
+    let t2 = lanes_ok(j + 2u, d);
+    let t3 = lanes_ok(j + 3u, d);
+    let i0 = lanes(j + 0u, kvh, d);
+    let i1 = lanes(j + 1u, kvh, d);
+    let i2 = lanes(j + 2u, kvh, d);
+    let i3 = lanes(j + 3u, kvh, d);
+    if (t0.x) { atomicAdd(&dV[i0.x], v0.x); }
+    if (t0.y) { atomicAdd(&dV[i0.y], v0.y); }
+    if (t0.z) { atomicAdd(&dV[i0.z], v0.z); }
+    if (t0.w) { atomicAdd(&dV[i0.w], v0.w); }
+    if (t1.x) { atomicAdd(&dV[i1.x], v1.x); }
+    if (t1.y) { atomicAdd(&dV[i1.y], v1.y); }
+    if (t1.z) { atomicAdd(&dV[i1.z], v1.z); }
+    if (t1.w) { atomicAdd(&dV[i1.w], v1.w); }
+    if (t2.x) { atomicAdd(&dV[i2.x], v2.x); }
+    if (t2.y) { atomicAdd(&dV[i2.y], v2.y); }
+    if (t2.z) { atomicAdd(&dV[i2.z], v2.z); }
+    if (t2.w) { atomicAdd(&dV[i2.w], v2.w); }
+    if (t3.x) { atomicAdd(&dV[i3.x], v3.x); }
+    if (t3.y) { atomicAdd(&dV[i3.y], v3.y); }
+    if (t3.z) { atomicAdd(&dV[i3.z], v3.z); }
+    if (t3.w) { atomicAdd(&dV[i3.w], v3.w); }
 }
