@@ -82,10 +82,12 @@ ATTN = {"n_heads": 12, "n_kv_heads": 4, "head_dim": 64}
 # scratch grows as seq^2), so its row is at 512 only.
 ATTN_SEQS = (512, 2048, 8192, 16384)
 # The streaming backward's changed-ABI variants (benchmarks/abi_variants/), by their rows' label:
-# O bound (D = rowsum(dO * O), no first pass), and that with dK/dV added by native f32 atomics.
+# O bound (D = rowsum(dO * O), no first pass), that with dK/dV added by native f32 atomics, and
+# the seed kernel with only the f32 atomics.
 ATTN_VARIANTS = {
     "O-bound ABI variant": "attention_backward_o",
     "O-bound f32-atomic ABI variant": "attention_backward_of32",
+    "f32-atomic ABI variant": "attention_backward_f32",
 }
 
 
@@ -600,6 +602,10 @@ def markdown(results: list[Result], header: dict[str, str]) -> str:
         "compare-and-swap loop on the seed's `array<atomic<u32>>` (device feature "
         "shader-float32-atomic; benchmarks/abi_variants/attention_o.wgsl, the same reference); "
         "no targets",
+        '- rows marked "f32-atomic ABI variant": the seed kernel (no O: D by a first pass over the '
+        "keys) with only that change, dK and dV as `array<atomic<f32>>` added by `atomicAdd` "
+        "(benchmarks/abi_variants/attention_o.wgsl, the seed kernel's float64 reference); no "
+        "targets",
         "",
         "| kernel | sizes | ours ms | GB/s | GFLOP/s | copy ms | % of copy | WGSL copy ms | "
         "% of WGSL copy | eager ms | vs eager | compile ms | vs compile | targets |",

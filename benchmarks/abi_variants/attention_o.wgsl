@@ -1,7 +1,7 @@
 // Changed-ABI variants of the seed's streaming attention backward (attention_backward,
 // workbench/shaders/10_backward_attention.wgsl), not shipped: benchmarks/bench_kernels.py times
-// them beside the seed-ABI kernel, to show what a changed ABI buys (issue 30's rule for a
-// target out of reach with the seed ABI).
+// them beside the seed-ABI kernel, to show what each change of the ABI buys (issue 30's rule for
+// a target out of reach with the seed ABI).
 //
 // - attention_backward_o: the seed's bindings 0-10 plus binding 11, the forward's output O. With
 //   O bound, D = sum_j P dP of each query row is rowsum(dO * O), a dot product of one row,
@@ -10,10 +10,13 @@
 // - attention_backward_of32: the same, with dK and dV bound as array<atomic<f32>> and added by
 //   one native atomicAdd per element instead of a compare-and-swap loop on the f32 bits. It
 //   needs the device feature shader-float32-atomic (storage atomics only; no `enable`).
+// - attention_backward_f32: the seed's bindings with only dK and dV changed, as in
+//   attention_backward_of32 (no O: D by the seed kernel's first pass).
 //
-// The text before the first kernel marker is both kernels' preamble: the shipped kernel's pass
-// B, copied (a corpus cannot take code from outside its folder), as the function `backward`,
-// which each kernel's entry point calls; each kernel declares dK and dV and their adds.
+// The text before the first kernel marker is every kernel's preamble: the shipped kernel,
+// copied (a corpus cannot take code from outside its folder), as the function `backward`, which
+// each kernel's entry point calls. Each kernel declares dK and dV and their adds, and gives D of
+// a query row as `row_d`.
 
 const MAX_HEAD_DIM: u32 = 256u;
 const DIM_CHUNK: u32 = 64u;
@@ -28,9 +31,6 @@ const CHUNK4: u32 = 16u;
 @group(0) @binding(8) var<uniform> dims: vec4<u32>;
 @group(0) @binding(9) var<uniform> params: vec4<f32>;
 @group(0) @binding(10) var<storage, read> seg: array<u32>;
-
-// The changed ABI: the forward's output, so that D = rowsum(dO * O) needs no pass over the keys.
-@group(0) @binding(11) var<storage, read> O: array<f32>;
 
 // Queries per workgroup (the host divides the spec's grid x by it) and keys per tile.
 const ROWS_PER_WORKGROUP: u32 = 64u;
@@ -310,6 +310,78 @@ fn add_rows8(acc: Acc4, w: Rows8, x: Rows8, full: bool, j: u32, sr: vec4<u32>, s
 // head_dim > DIM_CHUNK repeats pass B once per chunk of output dims (the scores over every
 // chunk are recomputed): rare, correct. Every product of a hidden pair is selected away, so a
 // NaN or Inf reaches exactly the gradients of the pairs that see it.
+// Pass A's share of D from one tile: sum of P dP over the keys j0 .. j0 + 7 of query s, from
+// sh_p and sh_ds at i8 (P is 0 where hidden, but dP there may be NaN: visible pairs only).
+fn d_terms(i8: u32, j0: u32, lo: u32, s: u32, live: bool) -> f32 {
+    let va = visible4(j0, lo, s, live);
+    let vb = visible4(j0 + 4u, lo, s, live);
+    let terms = select(vec4<f32>(0.0), sh_p[i8] * sh_ds[i8], va)
+        + select(vec4<f32>(0.0), sh_p[i8 + 1u] * sh_ds[i8 + 1u], vb);
+    return terms.x + terms.y + terms.z + terms.w;
+}
+
+// The row role's query and the score role's rows of an invocation, as a kernel's row_d needs
+// them.
+struct RowTile {
+    h: u32,
+    q_last: u32,
+    k_lo: u32,
+    kvh: u32,
+    lid: u32,
+    g: u32,
+    half: u32,
+    rp: u32,
+    b0: u32,
+    b1: u32,
+    rows: ScoreRows,
+    s: u32,
+    sq: u32,
+    lo: u32,
+    live: bool,
+    i8: u32,
+}
+
+// D = sum_j P dP of the row role's query by a first pass over the visible keys (the seed
+// kernel's pass A), for a kernel without O; the last barrier makes it uniform to call.
+fn d_first_pass(t: RowTile) -> f32 {
+    let hd = dims.w;
+    var d_part = 0.0;
+    if (hd <= DIM_CHUNK) {
+        let lc = t.lid % 16u;
+        let ka = t.lid / 16u;
+        let kb = ka + 16u;
+        var nka = fetch_k(t.k_lo, ka, t.kvh, lc);
+        var nva = fetch_v(t.k_lo, ka, t.kvh, lc);
+        var nkb = fetch_k(t.k_lo, kb, t.kvh, lc);
+        var nvb = fetch_v(t.k_lo, kb, t.kvh, lc);
+        for (var kt = t.k_lo; kt <= t.q_last; kt = kt + TILE_KEYS) {
+            workgroupBarrier();
+            store_kv(t.lid, nka, nva, nkb, nvb);
+            workgroupBarrier();
+            let nt = kt + TILE_KEYS;
+            nka = fetch_k(nt, ka, t.kvh, lc);
+            nva = fetch_v(nt, ka, t.kvh, lc);
+            nkb = fetch_k(nt, kb, t.kvh, lc);
+            nvb = fetch_v(nt, kb, t.kvh, lc);
+            store_scores(scores_held(t.g, t.half), t.half, t.rp, t.g, kt + 8u * t.g, t.rows);
+            workgroupBarrier();
+            d_part = d_part + d_terms(t.i8, kt + 8u * t.g, t.lo, t.s, t.live);
+        }
+    } else {
+        for (var kt = t.k_lo; kt <= t.q_last; kt = kt + TILE_KEYS) {
+            let sc = scores(kt, t.kvh, t.b0, t.b1, t.g, t.half, t.lid);
+            store_scores(sc, t.half, t.rp, t.g, kt + 8u * t.g, t.rows);
+            workgroupBarrier();
+            d_part = d_part + d_terms(t.i8, kt + 8u * t.g, t.lo, t.s, t.live);
+        }
+    }
+    workgroupBarrier();
+    sh_ds[t.lid] = vec4<f32>(d_part, 0.0, 0.0, 0.0);
+    workgroupBarrier();
+    let row4 = t.lid & ~3u;
+    return sh_ds[row4].x + sh_ds[row4 + 1u].x + sh_ds[row4 + 2u].x + sh_ds[row4 + 3u].x;
+}
+
 fn backward(wid: vec3<u32>, lid: u32) {
     let seq_len = dims.x;
     let n_heads = dims.y;
@@ -362,12 +434,9 @@ fn backward(wid: vec3<u32>, lid: u32) {
     let lo = min(seg[sq], sq);
     let i8 = 2u * lid;
 
-    // D = dO . O of the row role's query (FlashAttention-2's form): no pass A.
-    let o_base = (sq * n_heads + h) * hd;
-    var big_d = 0.0;
-    for (var d = 0u; d < hd; d = d + 1u) {
-        big_d = big_d + dO[o_base + d] * O[o_base + d];
-    }
+    // D of the row role's query, as the kernel gets it (its row_d).
+    let big_d = row_d(RowTile(h, q_last, k_lo, kvh, lid, g, half, rp, b0, b1, rows, s, sq, lo,
+        live, i8));
 
     // dQ role: rows lid / 16 + 16 m (m = 0..3), vec4 c of a chunk.
     let c = lid % 16u;
@@ -529,6 +598,8 @@ fn lanes_ok(j: u32, d: u32) -> vec4<bool> {
 // --- KERNEL: attention_backward_o ---
 @group(0) @binding(6) var<storage, read_write> dK: array<atomic<u32>>;
 @group(0) @binding(7) var<storage, read_write> dV: array<atomic<u32>>;
+// The changed ABI: the forward's output, so that D = rowsum(dO * O) needs no pass over the keys.
+@group(0) @binding(11) var<storage, read> O: array<f32>;
 
 @compute @workgroup_size(256)
 fn attention_backward_o(
@@ -536,6 +607,17 @@ fn attention_backward_o(
     @builtin(local_invocation_index) lid: u32,
 ) {
     backward(wid, lid);
+}
+
+// D = dO . O of the row role's query (FlashAttention-2's form): no pass over the keys.
+fn row_d(t: RowTile) -> f32 {
+    let hd = dims.w;
+    let o_base = (t.sq * dims.y + t.h) * hd;
+    var big_d = 0.0;
+    for (var d = 0u; d < hd; d = d + 1u) {
+        big_d = big_d + dO[o_base + d] * O[o_base + d];
+    }
+    return big_d;
 }
 
 // Not +0 or -0, from the bits: `v != 0.0` may compile to an ordered compare, false for NaN.
@@ -810,6 +892,8 @@ fn add_keys_dv(
 // --- KERNEL: attention_backward_of32 ---
 @group(0) @binding(6) var<storage, read_write> dK: array<atomic<f32>>;
 @group(0) @binding(7) var<storage, read_write> dV: array<atomic<f32>>;
+// The changed ABI: the forward's output, so that D = rowsum(dO * O) needs no pass over the keys.
+@group(0) @binding(11) var<storage, read> O: array<f32>;
 
 @compute @workgroup_size(256)
 fn attention_backward_of32(
@@ -819,78 +903,98 @@ fn attention_backward_of32(
     backward(wid, lid);
 }
 
+// D = dO . O of the row role's query (FlashAttention-2's form): no pass over the keys.
+fn row_d(t: RowTile) -> f32 {
+    let hd = dims.w;
+    let o_base = (t.sq * dims.y + t.h) * hd;
+    var big_d = 0.0;
+    for (var d = 0u; d < hd; d = d + 1u) {
+        big_d = big_d + dO[o_base + d] * O[o_base + d];
+    }
+    return big_d;
+}
+
 // Adds v_k to the lanes of key j + k (k = 0..3) of dK that exist: one native f32 atomicAdd
 // per lane, its result unused, so the compiler may issue a reduction that waits for no reply
 // (the compare-and-swap loop waits out a round trip per try). Zeros are added too: x + 0 is x
 // except for x = -0, which becomes +0, and a dK that starts at zeros (+0) never holds -0, since
-// +0 + -0 is +0; a NaN or Inf is added as attention_o.wgsl adds it.
-fn add_keys_dk(
-    j: u32,
-    kvh: u32,
-    d: u32,
-    v0: vec4<f32>,
-    v1: vec4<f32>,
-    v2: vec4<f32>,
-    v3: vec4<f32>,
-) {
-    let t0 = lanes_ok(j + 0u, d);
-    let t1 = lanes_ok(j + 1u, d);
-    let t2 = lanes_ok(j + 2u, d);
-    let t3 = lanes_ok(j + 3u, d);
-    let i0 = lanes(j + 0u, kvh, d);
-    let i1 = lanes(j + 1u, kvh, d);
-    let i2 = lanes(j + 2u, kvh, d);
-    let i3 = lanes(j + 3u, kvh, d);
-    if (t0.x) { atomicAdd(&dK[i0.x], v0.x); }
-    if (t0.y) { atomicAdd(&dK[i0.y], v0.y); }
-    if (t0.z) { atomicAdd(&dK[i0.z], v0.z); }
-    if (t0.w) { atomicAdd(&dK[i0.w], v0.w); }
-    if (t1.x) { atomicAdd(&dK[i1.x], v1.x); }
-    if (t1.y) { atomicAdd(&dK[i1.y], v1.y); }
-    if (t1.z) { atomicAdd(&dK[i1.z], v1.z); }
-    if (t1.w) { atomicAdd(&dK[i1.w], v1.w); }
-    if (t2.x) { atomicAdd(&dK[i2.x], v2.x); }
-    if (t2.y) { atomicAdd(&dK[i2.y], v2.y); }
-    if (t2.z) { atomicAdd(&dK[i2.z], v2.z); }
-    if (t2.w) { atomicAdd(&dK[i2.w], v2.w); }
-    if (t3.x) { atomicAdd(&dK[i3.x], v3.x); }
-    if (t3.y) { atomicAdd(&dK[i3.y], v3.y); }
-    if (t3.z) { atomicAdd(&dK[i3.z], v3.z); }
-    if (t3.w) { atomicAdd(&dK[i3.w], v3.w); }
+// +0 + -0 is +0; a NaN or Inf is added as the compare-and-swap adds add it.
+fn add_keys_dk(j: u32, kvh: u32, d: u32, v0: vec4<f32>, v1: vec4<f32>, v2: vec4<f32>,
+    v3: vec4<f32>) {
+    let v = mat4x4<f32>(v0, v1, v2, v3);
+    for (var k = 0u; k < 4u; k = k + 1u) {
+        let ok = lanes_ok(j + k, d);
+        let i = lanes(j + k, kvh, d);
+        for (var e = 0u; e < 4u; e = e + 1u) {
+            if (ok[e]) {
+                atomicAdd(&dK[i[e]], v[k][e]);
+            }
+        }
+    }
 }
 
 // add_keys_dk for dV.
-fn add_keys_dv(
-    j: u32,
-    kvh: u32,
-    d: u32,
-    v0: vec4<f32>,
-    v1: vec4<f32>,
-    v2: vec4<f32>,
-    v3: vec4<f32>,
+fn add_keys_dv(j: u32, kvh: u32, d: u32, v0: vec4<f32>, v1: vec4<f32>, v2: vec4<f32>,
+    v3: vec4<f32>) {
+    let v = mat4x4<f32>(v0, v1, v2, v3);
+    for (var k = 0u; k < 4u; k = k + 1u) {
+        let ok = lanes_ok(j + k, d);
+        let i = lanes(j + k, kvh, d);
+        for (var e = 0u; e < 4u; e = e + 1u) {
+            if (ok[e]) {
+                atomicAdd(&dV[i[e]], v[k][e]);
+            }
+        }
+    }
+}
+
+// --- KERNEL: attention_backward_f32 ---
+@group(0) @binding(6) var<storage, read_write> dK: array<atomic<f32>>;
+@group(0) @binding(7) var<storage, read_write> dV: array<atomic<f32>>;
+
+@compute @workgroup_size(256)
+fn attention_backward_f32(
+    @builtin(workgroup_id) wid: vec3<u32>,
+    @builtin(local_invocation_index) lid: u32,
 ) {
-    let t0 = lanes_ok(j + 0u, d);
-    let t1 = lanes_ok(j + 1u, d);
-    let t2 = lanes_ok(j + 2u, d);
-    let t3 = lanes_ok(j + 3u, d);
-    let i0 = lanes(j + 0u, kvh, d);
-    let i1 = lanes(j + 1u, kvh, d);
-    let i2 = lanes(j + 2u, kvh, d);
-    let i3 = lanes(j + 3u, kvh, d);
-    if (t0.x) { atomicAdd(&dV[i0.x], v0.x); }
-    if (t0.y) { atomicAdd(&dV[i0.y], v0.y); }
-    if (t0.z) { atomicAdd(&dV[i0.z], v0.z); }
-    if (t0.w) { atomicAdd(&dV[i0.w], v0.w); }
-    if (t1.x) { atomicAdd(&dV[i1.x], v1.x); }
-    if (t1.y) { atomicAdd(&dV[i1.y], v1.y); }
-    if (t1.z) { atomicAdd(&dV[i1.z], v1.z); }
-    if (t1.w) { atomicAdd(&dV[i1.w], v1.w); }
-    if (t2.x) { atomicAdd(&dV[i2.x], v2.x); }
-    if (t2.y) { atomicAdd(&dV[i2.y], v2.y); }
-    if (t2.z) { atomicAdd(&dV[i2.z], v2.z); }
-    if (t2.w) { atomicAdd(&dV[i2.w], v2.w); }
-    if (t3.x) { atomicAdd(&dV[i3.x], v3.x); }
-    if (t3.y) { atomicAdd(&dV[i3.y], v3.y); }
-    if (t3.z) { atomicAdd(&dV[i3.z], v3.z); }
-    if (t3.w) { atomicAdd(&dV[i3.w], v3.w); }
+    backward(wid, lid);
+}
+
+// D by the seed kernel's first pass over the keys: this kernel binds no O.
+fn row_d(t: RowTile) -> f32 {
+    return d_first_pass(t);
+}
+
+// Adds v_k to the lanes of key j + k (k = 0..3) of dK that exist: one native f32 atomicAdd
+// per lane, its result unused, so the compiler may issue a reduction that waits for no reply
+// (the compare-and-swap loop waits out a round trip per try). Zeros are added too: x + 0 is x
+// except for x = -0, which becomes +0, and a dK that starts at zeros (+0) never holds -0, since
+// +0 + -0 is +0; a NaN or Inf is added as the compare-and-swap adds add it.
+fn add_keys_dk(j: u32, kvh: u32, d: u32, v0: vec4<f32>, v1: vec4<f32>, v2: vec4<f32>,
+    v3: vec4<f32>) {
+    let v = mat4x4<f32>(v0, v1, v2, v3);
+    for (var k = 0u; k < 4u; k = k + 1u) {
+        let ok = lanes_ok(j + k, d);
+        let i = lanes(j + k, kvh, d);
+        for (var e = 0u; e < 4u; e = e + 1u) {
+            if (ok[e]) {
+                atomicAdd(&dK[i[e]], v[k][e]);
+            }
+        }
+    }
+}
+
+// add_keys_dk for dV.
+fn add_keys_dv(j: u32, kvh: u32, d: u32, v0: vec4<f32>, v1: vec4<f32>, v2: vec4<f32>,
+    v3: vec4<f32>) {
+    let v = mat4x4<f32>(v0, v1, v2, v3);
+    for (var k = 0u; k < 4u; k = k + 1u) {
+        let ok = lanes_ok(j + k, d);
+        let i = lanes(j + k, kvh, d);
+        for (var e = 0u; e < 4u; e = e + 1u) {
+            if (ok[e]) {
+                atomicAdd(&dV[i[e]], v[k][e]);
+            }
+        }
+    }
 }

@@ -58,3 +58,19 @@ def attention_backward_o(
     d_rows = np.einsum("shd,shd->sh", np.asarray(dO, np.float64), np.asarray(O, np.float64))
     g = attention.attention_backward(Q, K, V, dO, LSE, seg, 1.0 / np.sqrt(head_dim), d_rows=d_rows)
     return {"dQ": g["dQ"], "dK": g["dK"], "dV": g["dV"]}
+
+
+def attention_backward(
+    Q: np.ndarray,
+    K: np.ndarray,
+    V: np.ndarray,
+    dO: np.ndarray,
+    LSE: np.ndarray,
+    seg: np.ndarray,
+    *,
+    head_dim: int,
+    **_: int,
+) -> dict[str, np.ndarray]:
+    """The seed's backward (D = rowsum(P * dP)), for the kernel that changes only dK/dV's type."""
+    g = attention.attention_backward(Q, K, V, dO, LSE, seg, 1.0 / np.sqrt(head_dim))
+    return {"dQ": g["dQ"], "dK": g["dK"], "dV": g["dV"]}

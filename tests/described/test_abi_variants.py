@@ -35,6 +35,7 @@ ODD = {
     # of three query heads per kv head.
     "attention_backward_o": ("seq=77", "n_heads=6", "n_kv_heads=2"),
     "attention_backward_of32": ("seq=77", "n_heads=6", "n_kv_heads=2"),
+    "attention_backward_f32": ("seq=77", "n_heads=6", "n_kv_heads=2"),
 }
 
 
@@ -67,8 +68,14 @@ def test_variant_passes_check_at_odd_sizes(kernel: str, cli) -> None:
         (
             "attention_o.wgsl",
             "attention_backward_of32",
-            "atomicAdd(&dV[i1.z], v1.z);",
-            "atomicAdd(&dV[i1.z], v1.y);",
+            "atomicAdd(&dV[i[e]], v[k][e]);",
+            "atomicAdd(&dV[i[e]], v[k][e ^ 1u]);",
+        ),
+        (
+            "attention_o.wgsl",
+            "attention_backward_f32",
+            "select(vec4<f32>(0.0), sh_p[i8] * sh_ds[i8], va)",
+            "select(vec4<f32>(0.0), sh_p[i8] * sh_ds[i8 + 1u], va)",
         ),
         (
             "ffn_vec4.wgsl",
@@ -144,7 +151,8 @@ def test_the_f32_atomic_variant_is_skipped_where_the_adapter_lacks_the_feature()
     assert missing_features(o_row, gl, variants) == []
 
 
-def test_only_the_f32_atomic_variant_needs_float_atomics() -> None:
+def test_only_the_f32_atomic_variants_need_float_atomics() -> None:
     corpus = load_corpus(VARIANTS)
     assert corpus.find("attention_backward_of32").features == ("shader-float32-atomic",)
+    assert corpus.find("attention_backward_f32").features == ("shader-float32-atomic",)
     assert corpus.find("attention_backward_o").features == ()
