@@ -600,11 +600,11 @@ def markdown(results: list[Result], header: dict[str, str]) -> str:
         '- rows marked "O-bound f32-atomic ABI variant": the O-bound variant with dK and dV bound '
         "as `array<atomic<f32>>` and added with one native `atomicAdd` per element instead of a "
         "compare-and-swap loop on the seed's `array<atomic<u32>>` (device feature "
-        "shader-float32-atomic; benchmarks/abi_variants/attention_o.wgsl, the same reference); "
+        "shader-float32-atomic; benchmarks/abi_variants/attention_f32.wgsl, the same reference); "
         "no targets",
         '- rows marked "f32-atomic ABI variant": the seed kernel (no O: D by a first pass over the '
         "keys) with only that change, dK and dV as `array<atomic<f32>>` added by `atomicAdd` "
-        "(benchmarks/abi_variants/attention_o.wgsl, the seed kernel's float64 reference); no "
+        "(benchmarks/abi_variants/attention_f32.wgsl, the seed kernel's float64 reference); no "
         "targets",
         "",
         "| kernel | sizes | ours ms | GB/s | GFLOP/s | copy ms | % of copy | WGSL copy ms | "

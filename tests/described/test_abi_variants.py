@@ -66,13 +66,13 @@ def test_variant_passes_check_at_odd_sizes(kernel: str, cli) -> None:
             "big_d = big_d + dO[o_base + d] * O[o_base + (d + 1u) % hd];",
         ),
         (
-            "attention_o.wgsl",
+            "attention_f32.wgsl",
             "attention_backward_of32",
-            "atomicAdd(&dV[i[e]], v[k][e]);",
-            "atomicAdd(&dV[i[e]], v[k][e ^ 1u]);",
+            "atomicAdd(&dV[i1.z], v1.z);",
+            "atomicAdd(&dV[i1.z], v1.y);",
         ),
         (
-            "attention_o.wgsl",
+            "attention_backward_body.wgsl",
             "attention_backward_f32",
             "select(vec4<f32>(0.0), sh_p[i8] * sh_ds[i8], va)",
             "select(vec4<f32>(0.0), sh_p[i8] * sh_ds[i8 + 1u], va)",
