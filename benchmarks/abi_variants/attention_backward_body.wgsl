@@ -301,8 +301,10 @@ fn add_rows8(acc: Acc4, w: Rows8, x: Rows8, full: bool, j: u32, sr: vec4<u32>, s
 
 // A workgroup owns ROWS_PER_WORKGROUP queries of one head (FlashAttention-2's backward, query
 // side): pass A walks their keys in tiles of TILE_KEYS and sums D = sum_j P dP per row; pass B
-// walks them again and, per tile, (1) recomputes S and dP, invocation (row lid / 4, keys
-// 8 (lid % 4) .. + 7) holding 8 of each in registers, and writes P and dS to workgroup memory;
+// walks them again and, per tile, (1) recomputes S (invocations 0-127) and dP (128-255), each
+// invocation two rows (rp, rp + 32) against 8 keys, so each K or V load feeds two rows; P and
+// dP meet in workgroup memory, where invocation (row lid / 4, keys 8 (lid % 4) .. + 7) turns
+// them into D's terms (pass A) or dS (pass B);
 // (2) adds dS K into dQ, held in registers (invocation: 4 rows lid / 16 + 16 m, the vec4 of
 // dims lid % 16 + 16 c); (3) sums, for each key, dS^T Q (the first 128 invocations) or P^T dO
 // (the other 128) over the tile's 64 rows in registers, eight rows a step with the step's
