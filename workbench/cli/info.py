@@ -72,12 +72,7 @@ def cmd_adapters(args: argparse.Namespace) -> int:
             f"invocations/wg {lim.get('max-compute-invocations-per-workgroup', 0)}   "
             f"workgroup memory {fmt_bytes(lim.get('max-compute-workgroup-storage-size', 0))}"
         )
-        useful = [
-            f
-            for f in ("shader-f16", "subgroup", "timestamp-query", "shader-float32-atomic")
-            if f in r["features"]
-        ]
-        print(f"     features: {', '.join(useful) or 'none of f16/subgroup/timestamps'}")
+        print(f"     features: {r['features_line']}")
         if r["canaries"] and r["canaries"]["problem"]:
             print(f"     ! could not run the canaries: {r['canaries']['problem']}")
         elif r["result_limits"]:

@@ -37,10 +37,7 @@ class AdapterScreen(ModalScreen[int | None]):
             label.append("● " if a.index == self.current else "  ", style="green")
             label.append(f"{a.index}: {a.label}", style="bold")
             label.append(f"  {a.type}\n    ")
-            useful = [f for f in ("shader-f16", "subgroup", "timestamp-query") if f in a.features]
-            label.append(
-                "features: " + (", ".join(useful) or "none of f16/subgroup/timestamps"), style="dim"
-            )
+            label.append("features: " + a.features_line, style="dim")
             options.append(Option(label, id=str(a.index)))
         with Vertical():
             yield Label("Run on which adapter? (enter chooses, escape keeps the current one)")

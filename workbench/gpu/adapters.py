@@ -50,6 +50,16 @@ class AdapterInfo:
     def is_cpu(self) -> bool:
         return self.type == "CPU"
 
+    @property
+    def useful_features(self) -> tuple[str, ...]:
+        """The features the tool asks for (USEFUL_FEATURES) that this adapter has."""
+        return tuple(f for f in USEFUL_FEATURES if f in self.features)
+
+    @property
+    def features_line(self) -> str:
+        """useful_features as the CLI and the adapter dialog show them."""
+        return ", ".join(self.useful_features) or "none of " + ", ".join(USEFUL_FEATURES)
+
     def to_json(self) -> dict[str, Any]:
         return {
             "index": self.index,
@@ -59,6 +69,8 @@ class AdapterInfo:
             "vendor": self.vendor,
             "driver": self.driver,
             "features": sorted(self.features),
+            "useful_features": list(self.useful_features),
+            "features_line": self.features_line,
             "limits": dict(sorted(self.limits.items())),
         }
 
