@@ -80,3 +80,15 @@ fn wg_reduce_max(v: f32, lid: u32) -> f32 {
     workgroupBarrier();
     return total;
 }
+
+// The query tile and head a workgroup of the attention kernels takes (their grid: a workgroup
+// per tile of queries and head), as (tile, head), tiles counted from the first query.
+// Workgroups start in the order of their linear index (x first) and the last query tiles see the
+// most keys, so the first n_heads workgroups take the last tile of every head, the next n_heads
+// the one before, and so on: no long tile starts after the short ones. Taking one head's tiles
+// in turn, at seq 2048 (32 tiles x 12 heads on 132 SMs), started seven heads' longest tiles
+// last: the backward took 2.58 ms on the H100 against 2.04 now, the forward 0.534 against 0.440.
+fn longest_tile_first(wid: vec3<u32>, n_tiles: u32, n_heads: u32) -> vec2<u32> {
+    let order = wid.y * n_tiles + wid.x;
+    return vec2<u32>(n_tiles - 1u - order / n_heads, order % n_heads);
+}

@@ -383,14 +383,9 @@ fn attention_backward(
     if (wid.x >= n_tiles || wid.y >= n_heads || n_kv == 0u || hd == 0u || hd > MAX_HEAD_DIM) {
         return;
     }
-    // Workgroups start in the order of their linear index (x first). The last query tiles see
-    // the most keys, so the first n_heads workgroups take the last tile of every head, the next
-    // n_heads the one before, and so on: no long tile starts after the short ones (at seq 2048,
-    // 32 tiles x 12 heads on 132 SMs, taking a head's tiles in turn started 7 heads' longest
-    // tiles last).
-    let order = wid.y * n_tiles + wid.x;
-    let h = order % n_heads;
-    let q0 = (n_tiles - 1u - order / n_heads) * ROWS_PER_WORKGROUP;
+    let tile = longest_tile_first(wid, n_tiles, n_heads);
+    let h = tile.y;
+    let q0 = tile.x * ROWS_PER_WORKGROUP;
     let q_last = min(q0 + ROWS_PER_WORKGROUP, seq_len) - 1u;
     let kvh = h / (n_heads / n_kv);
     let scale = params.x;
