@@ -986,15 +986,15 @@ fn attention_backward_short(
     let n_kv = dims.z;
     let hd = dims.w;
     let n_tiles = (seq_len + ROWS_PER_WORKGROUP - 1u) / ROWS_PER_WORKGROUP;
-    let h = wid.y;
     // Uniform per workgroup, so returning here keeps every later barrier in uniform control flow.
     // A row longer than MAX_SHORT_SEQ is attention_backward's.
-    if (wid.x >= n_tiles || h >= n_heads || n_kv == 0u || hd == 0u || hd > MAX_HEAD_DIM
+    if (wid.x >= n_tiles || wid.y >= n_heads || n_kv == 0u || hd == 0u || hd > MAX_HEAD_DIM
         || seq_len > MAX_SHORT_SEQ) {
         return;
     }
-    // The last query tiles see the most keys: they take the first workgroups.
-    let q0 = (n_tiles - 1u - wid.x) * ROWS_PER_WORKGROUP;
+    let tile = longest_tile_first(wid, n_tiles, n_heads);
+    let h = tile.y;
+    let q0 = tile.x * ROWS_PER_WORKGROUP;
     let q_last = min(q0 + ROWS_PER_WORKGROUP, seq_len) - 1u;
     let kvh = h / (n_heads / n_kv);
     let scale = params.x;
@@ -1243,17 +1243,18 @@ fn attention_backward_short_dKdV(
     let n_kv = dims.z;
     let hd = dims.w;
     let n_tiles = (seq_len + ROWS_PER_WORKGROUP - 1u) / ROWS_PER_WORKGROUP;
-    let kvh = wid.y;
     // Uniform per workgroup, so returning here keeps every later barrier in uniform control flow.
-    if (wid.x >= n_tiles || kvh >= n_kv || hd == 0u || hd > MAX_HEAD_DIM) {
+    if (wid.x >= n_tiles || wid.y >= n_kv || hd == 0u || hd > MAX_HEAD_DIM) {
         return;
     }
+    // Low keys see the most queries: the longest tiles are the first ones.
+    let tile = longest_tile_first(wid, n_tiles, n_kv);
+    let kvh = tile.y;
     let group = n_heads / n_kv;
     let col = lid % 16u;
     let k = (lid / 16u) % ROWS_PER_WORKGROUP;
     let g = lid / (16u * ROWS_PER_WORKGROUP);
-    // Low keys see the most queries: they take the first workgroups.
-    let j = wid.x * ROWS_PER_WORKGROUP + k;
+    let j = (n_tiles - 1u - tile.x) * ROWS_PER_WORKGROUP + k;
     let live = j < seq_len;
     for (var c0 = 0u; c0 < hd; c0 = c0 + DIM_CHUNK) {
         var dk = vec4<f32>(0.0);
