@@ -42,10 +42,11 @@ def test_dkdv_owns_its_j_kv_head_slots(session):
     seq, n_kv = dims["seq"], dims["n_kv_heads"]
     j = np.arange(seq)[:, None, None]
     kvh = np.arange(n_kv)[None, :, None]
-    # The kernel takes ROWS_PER_WORKGROUP = 2 keys per workgroup: workgroup (j // 2, kv_head)
-    # of the (ceil(seq / 2), n_kv_heads) grid has linear id j // 2 + ceil(seq / 2) * kv_head.
+    # The kernel takes ROWS_PER_WORKGROUP = 2 keys per workgroup, longest first across the kv
+    # heads (longest_tile_first): the workgroup of linear id i takes key tile i // n_kv_heads
+    # (low keys see the most queries) of kv head i % n_kv_heads.
     assert case.grid == (-(-seq // 2), n_kv, 1)
-    want = np.broadcast_to(j // 2 + -(-seq // 2) * kvh, (seq, n_kv, dims["head_dim"]))
+    want = np.broadcast_to((j // 2) * n_kv + kvh, (seq, n_kv, dims["head_dim"]))
     for name in ("dK", "dV"):
         out = fp.outputs[name]
         assert (out.races, out.holes, out.atomic) == (0, 0, False)
