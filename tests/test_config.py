@@ -70,6 +70,13 @@ def test_remembered_state_round_trips_and_the_file_wins_for_theme(conf: Path) ->
     assert load_config()["theme"] == "gruvbox"
 
 
+def test_remembering_no_corpus_forgets_the_last_one(conf: Path) -> None:
+    # The UI remembers the shipped kernels as no corpus, so a start opens its own install's.
+    load_config().remember(corpus="/work/k", kernel="a.wgsl:a")
+    load_config().remember(corpus=None, kernel="b.wgsl:b")
+    assert load_config().remembered == {"kernel": "b.wgsl:b"}
+
+
 def test_the_config_command_shows_sources_and_exits_2_on_a_problem(conf: Path) -> None:
     conf.write_text('theme = "gruvbox"\nbench_ms = 0\n', encoding="utf-8")
     proc = subprocess.run(

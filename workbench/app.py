@@ -154,9 +154,15 @@ class WorkbenchApp(RunsJobs, KeysInOrder):
             self.config.remember(theme=theme)
 
     def remember_kernel(self, kernel_key: str) -> None:
-        """Keep the corpus and the kernel on screen for the next `workbench` start."""
+        """Keep the corpus and the kernel on screen for the next `workbench` start. The shipped
+        kernels are remembered as no corpus, never by their path: the next start opens its own
+        install's, not those of the install (another clone, an older venv) that wrote the state."""
+        from workbench.wgsl.corpus import SHIPPED
+
         if self.remember and self.session is not None:
-            self.config.remember(corpus=str(self.session.corpus.root), kernel=kernel_key)
+            root = Path(self.session.corpus.root)
+            shipped = root.resolve() == Path(SHIPPED).resolve()
+            self.config.remember(corpus=None if shipped else str(root), kernel=kernel_key)
 
     # -- labels --------------------------------------------------------------------------------
     def adapter_label(self) -> str:

@@ -74,10 +74,16 @@ class Config:
     def __getitem__(self, key: str) -> Any:
         return self.values[key]
 
-    def remember(self, **values: str) -> None:
+    def remember(self, **values: str | None) -> None:
         """Keep the theme, corpus or kernel for the next start (atomic write; failures are quiet
-        problems, since remembering is a convenience)."""
-        self.remembered.update({k: v for k, v in values.items() if k in REMEMBERED})
+        problems, since remembering is a convenience); None forgets one."""
+        for key, value in values.items():
+            if key not in REMEMBERED:
+                continue
+            if value is None:
+                self.remembered.pop(key, None)
+            else:
+                self.remembered[key] = value
         try:
             write_state(self.state_path, self.remembered)
         except UserError as exc:

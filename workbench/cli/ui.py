@@ -53,7 +53,9 @@ def cmd_ui(args: argparse.Namespace) -> int:
     why = corpus_why(args.path or given, os.environ.get(CORPUS_ENV) or None)
     if args.corpus is None and not args.snapshot:
         last = config.remembered.get("corpus")
-        if last and Path(last).is_dir():
+        if last is None:  # the shipped kernels (remember_kernel): this install's
+            kernel = config.remembered.get("kernel")
+        elif Path(last).is_dir():
             args.corpus, kernel = last, config.remembered.get("kernel")
             why = LAST_SESSION
     if args.corpus is not None:
