@@ -41,25 +41,6 @@ def rope_k_backward(dK: np.ndarray, *, pos_offset: int, **_: int) -> dict[str, n
     return {"dK": rope.rope_backward(_pairs(dK), pos_offset, ROPE_BASE).reshape(dK.shape)}
 
 
-def attention_backward_o(
-    Q: np.ndarray,
-    K: np.ndarray,
-    V: np.ndarray,
-    dO: np.ndarray,
-    LSE: np.ndarray,
-    seg: np.ndarray,
-    O: np.ndarray,  # noqa: E741 (the binding's name: references take inputs by name)
-    *,
-    head_dim: int,
-    **_: int,
-) -> dict[str, np.ndarray]:
-    """The seed's backward with D = rowsum(dO * O) from the bound O (any O: the kernel takes it
-    as given, as the reference does)."""
-    d_rows = np.einsum("shd,shd->sh", np.asarray(dO, np.float64), np.asarray(O, np.float64))
-    g = attention.attention_backward(Q, K, V, dO, LSE, seg, 1.0 / np.sqrt(head_dim), d_rows=d_rows)
-    return {"dQ": g["dQ"], "dK": g["dK"], "dV": g["dV"]}
-
-
 def attention_backward(
     Q: np.ndarray,
     K: np.ndarray,
@@ -67,10 +48,15 @@ def attention_backward(
     dO: np.ndarray,
     LSE: np.ndarray,
     seg: np.ndarray,
+    O: np.ndarray | None = None,  # noqa: E741 (the binding's name: references take inputs by name)
     *,
     head_dim: int,
     **_: int,
 ) -> dict[str, np.ndarray]:
-    """The seed's backward (D = rowsum(P * dP)), for the kernel that changes only dK/dV's type."""
-    g = attention.attention_backward(Q, K, V, dO, LSE, seg, 1.0 / np.sqrt(head_dim))
+    """The seed's backward: D = rowsum(P * dP), or with O bound (attention_backward_o)
+    rowsum(dO * O) from that O (any O: the kernel takes it as given, as the reference does)."""
+    d_rows = None
+    if O is not None:
+        d_rows = np.einsum("shd,shd->sh", np.asarray(dO, np.float64), np.asarray(O, np.float64))
+    g = attention.attention_backward(Q, K, V, dO, LSE, seg, 1.0 / np.sqrt(head_dim), d_rows=d_rows)
     return {"dQ": g["dQ"], "dK": g["dK"], "dV": g["dV"]}
